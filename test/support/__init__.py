@@ -1,0 +1,1 @@
+"""Helpers shared by the cross-package tests (on sys.path via pytest's ``pythonpath``)."""

@@ -1,0 +1,1 @@
+"""Protocol codecs, transports and the signal bridge node of the HIL links."""

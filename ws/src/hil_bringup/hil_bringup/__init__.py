@@ -1,0 +1,1 @@
+"""Launch files, parameters and the one-process runner of the HIL simulator."""

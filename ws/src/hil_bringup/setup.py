@@ -1,0 +1,30 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "hil_bringup"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*")),
+        (f"share/{PACKAGE}/config", glob("config/*")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*")),
+        (f"share/{PACKAGE}/rviz", glob("rviz/*")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="HIL robot sim maintainers",
+    maintainer_email="maintainers@hil-robot-sim.org",
+    description="Launch files, parameters, URDF, rviz config and one-process runner of the HIL sim.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "hil_sim_runner = hil_bringup.sim_runner:main",
+        ],
+    },
+)

@@ -1,0 +1,1 @@
+"""World, robot and sensor models, the simulator node and the virtual MCU."""

@@ -1,0 +1,25 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "hil_sim"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/config", glob("config/*")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="HIL robot sim maintainers",
+    maintainer_email="maintainers@hil-robot-sim.org",
+    description="World, robot and sensor models (pure numpy core), the simulator node and the virtual MCU.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [],
+    },
+)

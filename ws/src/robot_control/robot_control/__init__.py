@@ -1,0 +1,1 @@
+"""The robot's soft real-time control loop and its behaviours."""
