@@ -58,8 +58,8 @@ SYSTEM_NEEDS: dict[str, str] = {
 #: when colcon itself comes from a ROS 2 install's system Python.
 COLCON_MAIN = "import sys; from colcon_core.command import main; sys.exit(main())"
 
-#: Requirement lines that a sourced ROS 2 install already provides.
-ROS_PROVIDED_PREFIXES = ("ros-", "colcon-")
+#: Marks a requirements.txt section that a sourced ROS 2 install already provides.
+ROS_SECTION_MARK = "[ros]"
 
 #: Where the ROS wheels' exported CMake targets point on the machine that built them.
 WHEEL_BUILD_PYTHON_INCLUDE = "/opt/python/cp311-cp311/include/python3.11"
@@ -290,14 +290,16 @@ def step_venv(step: Step) -> None:
 
 
 def requirement_lines() -> list[str]:
+    """The pinned requirement lines to install, without the [ros] sections under a ROS install."""
     lines = []
+    skipping = False
     for raw in REQUIREMENTS.read_text().splitlines():
+        if raw.startswith("# ---"):
+            skipping = use_system_ros() and ROS_SECTION_MARK in raw
+            continue
         line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if use_system_ros() and line.lower().startswith(ROS_PROVIDED_PREFIXES):
-            continue
-        lines.append(line)
+        if line and not skipping:
+            lines.append(line)
     return lines
 
 
