@@ -40,5 +40,16 @@ fi
 [ -f "$_hil_root/.overlay/install/local_setup.bash" ] && source "$_hil_root/.overlay/install/local_setup.bash"
 # shellcheck disable=SC1091
 source "$_hil_root/ws/install/local_setup.bash"
+if [ -n "${HIL_ROS_FROM_WHEELS:-}" ]; then
+  # No `ros2 run` without ros2cli: put the packages' executables (installed, as ROS 2
+  # does, in install/<pkg>/lib/<pkg>) on PATH instead.
+  for _hil_dir in "$_hil_root"/ws/install/*/lib/*; do
+    case "$_hil_dir" in */lib/python3*) continue ;; esac
+    [ -d "$_hil_dir" ] || continue
+    case ":$PATH:" in *":$_hil_dir:"*) ;; *) PATH="$_hil_dir:$PATH" ;; esac
+  done
+  export PATH
+  unset _hil_dir
+fi
 export HIL_ROOT="$_hil_root"
 unset _hil_root

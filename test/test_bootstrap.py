@@ -103,3 +103,18 @@ def test_fingerprint_ignores_caches_and_python_edits_but_not_build_inputs(tmp_pa
 )
 def test_pip_output_is_condensed_to_progress_lines(line: str, shown: str | None) -> None:
     assert bootstrap.pip_progress(line) == shown
+
+
+def test_failed_command_names_itself_and_shows_its_last_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bootstrap, "LOG_DIR", tmp_path)
+    with pytest.raises(bootstrap.BootstrapError) as info:
+        bootstrap.run_logged(
+            "echo first; echo 'the reason' >&2; exit 3", log_name="failing", show=lambda _: None
+        )
+    message = str(info.value)
+    assert "exited with status 3" in message
+    assert "the reason" in message
+    assert str(tmp_path / "failing.log") in message
+    assert "the reason" in (tmp_path / "failing.log").read_text()

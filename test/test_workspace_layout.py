@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -119,3 +120,13 @@ CORE_MODULES = sorted(
 @pytest.mark.parametrize("module", CORE_MODULES, ids=lambda p: str(p.relative_to(SRC)))
 def test_pure_core_never_imports_rclpy(module: Path) -> None:
     assert _reachable_ros_imports(module) == []
+
+
+ENTRY_POINT = re.compile(r'"(?P<script>[\w-]+) = (?P<module>[\w.]+):(?P<func>\w+)"')
+
+
+@pytest.mark.parametrize("package", PYTHON_PACKAGES)
+def test_console_scripts_resolve_to_callables(package: str) -> None:
+    for match in ENTRY_POINT.finditer((SRC / package / "setup.py").read_text()):
+        module = importlib.import_module(match["module"])
+        assert callable(getattr(module, match["func"], None)), f"{match['script']}: no {match['func']}()"

@@ -164,7 +164,7 @@ def run_logged(
     tail: deque[str] = deque(maxlen=25)
     with log_path.open("w") as log:
         log.write(f"$ {printable}\n")
-        proc = subprocess.Popen(
+        with subprocess.Popen(
             cmd,
             shell=shell,
             executable="/bin/bash" if shell else None,
@@ -174,18 +174,18 @@ def run_logged(
             stderr=subprocess.STDOUT,
             text=True,
             errors="replace",
-        )
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            tail.append(line.rstrip())
-            shown = show(line.rstrip())
-            if shown is not None:
-                if step is not None:
-                    step.detail(shown)
-                else:
-                    print(f"      {shown}", flush=True)
-        code = proc.wait()
+        ) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(line)
+                tail.append(line.rstrip())
+                shown = show(line.rstrip())
+                if shown is not None:
+                    if step is not None:
+                        step.detail(shown)
+                    else:
+                        print(f"      {shown}", flush=True)
+            code = proc.wait()
     if code != 0:
         raise BootstrapError(
             f"`{printable}` exited with status {code}; full log: {log_path}\n"
