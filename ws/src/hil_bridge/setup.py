@@ -11,7 +11,9 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
-        (f"share/{PACKAGE}/config", glob("config/*")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config/devices", glob("config/devices/*.json")),
+        (f"share/{PACKAGE}/vectors", glob("vectors/*.yaml")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
@@ -20,6 +22,10 @@ setup(
     description="Protocol codecs and transports of the HIL links (pure Python), and the signal bridge node.",
     license="Apache-2.0",
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "signal_bridge = hil_bridge.signal_bridge_node:main",
+            "hil_link_proxy = hil_bridge.link_proxy:main",
+            "hil_platform_emulator = hil_bridge.platform_emulator:main",
+        ],
     },
 )

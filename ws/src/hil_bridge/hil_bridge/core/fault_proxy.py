@@ -1,0 +1,101 @@
+"""Fault proxy: a faulty serial line between a port and a new pty.
+
+:class:`FaultProxy` opens an existing port (``upstream``, e.g. the virtual MCU's
+command link) like any serial client, makes a new pty at ``link``, and copies bytes
+both ways through a :class:`~hil_bridge.core.faults.FaultChannel` each. Whoever
+opened ``upstream`` directly now opens ``link`` instead and sees a line that drops,
+corrupts, duplicates and delays bytes, and runs at the configured baud rate.
+
+It runs in a thread of its own, reconnects to ``upstream`` when that goes away (the
+MCU restarts), and is off unless a test or a launch argument starts it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+
+from hil_bridge.core.faults import FaultChannel, FaultModel
+from hil_bridge.core.pty_link import PtyPair
+from hil_bridge.core.serial_link import SerialLink
+
+#: Longest sleep of the copy loop when nothing is due; bounds the stop latency.
+IDLE_WAIT_S = 0.02
+
+
+class FaultProxy:
+    """Copies bytes between ``upstream`` and a pty at ``link`` through fault channels."""
+
+    def __init__(
+        self, upstream: str, link: str | Path, model: FaultModel, *, upstream_baud: int = 115200
+    ) -> None:
+        seeds = np.random.SeedSequence(model.seed).spawn(2)
+        #: Bytes from the upstream port towards the user of ``link``.
+        self.down = FaultChannel(replace(model), rng=np.random.default_rng(seeds[0]))
+        #: Bytes from the user of ``link`` towards the upstream port.
+        self.up = FaultChannel(replace(model), rng=np.random.default_rng(seeds[1]))
+        self.upstream = SerialLink(upstream, baud=upstream_baud, backoff_min=0.02, backoff_max=0.5)
+        self.pty = PtyPair(link)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> str:
+        """The faulty port's path, for the user to open."""
+        return self.pty.path
+
+    def start(self) -> FaultProxy:
+        """Run the copy loop in a daemon thread."""
+        self._thread = threading.Thread(target=self.run, name="fault-proxy", daemon=True)
+        self._thread.start()
+        return self
+
+    def step(self, now: float) -> float | None:
+        """Move whatever is readable and due; returns when the next byte is due."""
+        with self._lock:
+            self.down.push(self.upstream.poll(), now)
+            self.up.push(self.pty.read(), now)
+            if data := self.down.pop_ready(now):
+                self.pty.write(data)
+            if data := self.up.pop_ready(now):
+                self.upstream.write(data)
+            dues = [t for t in (self.down.next_due(), self.up.next_due()) if t is not None]
+            return min(dues) if dues else None
+
+    def run(self) -> None:
+        """Copy until :meth:`stop`."""
+        while not self._stop.is_set():
+            now = time.monotonic()
+            due = self.step(now)
+            wait = IDLE_WAIT_S if due is None else min(max(due - now, 0.0), IDLE_WAIT_S)
+            fds = [self.pty.master_fd]
+            upstream_fd = self.upstream.fileno()
+            if upstream_fd is not None:
+                fds.append(upstream_fd)
+            with contextlib.suppress(OSError, ValueError):
+                select.select(fds, [], [], wait)
+
+    def stop(self) -> None:
+        """Stop the loop, close both ends and remove the link."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+        with self._lock:
+            self.upstream.close()
+            self.pty.close()
+
+    def __enter__(self) -> FaultProxy:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

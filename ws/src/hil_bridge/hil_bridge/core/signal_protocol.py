@@ -1,0 +1,299 @@
+"""Binary signal protocol of the signal link (MCU pins <-> simulator).
+
+Plain frame (DESIGN.md): ``0xFF``, then exactly N signals ``[id][hi][lo]``; ``id`` is
+one byte, never 0xFF, and the value a big-endian signed 16-bit integer. Signals
+appear in id order; which signals a frame carries depends on its direction (INPUT
+signals from the MCU side to the simulator, OUTPUT signals the other way).
+
+Checked frame (opt-in): ``0xFF [seq] [id hi lo]*N [crc_hi crc_lo]``, ``seq`` an 8-bit
+counter per direction and the CRC-16/CCITT-FALSE over ``seq`` and the signals. A
+frame that fails its CRC is dropped and counted; a gap in ``seq`` counts lost
+frames.
+
+Values. A signal's physical range [min, max] maps linearly onto [-32768, 32767].
+
+* Plain mode, INTEGER signals: exactly Arduino ``map()`` in 32-bit integer arithmetic
+  with truncation toward zero, both ways, so PC and firmware agree bit for bit. It
+  is not invertible: 512 in 0..1024 goes out as -1 and comes back as 511; 1 comes
+  back as 0.
+* Checked mode, INTEGER signals: the rounding map ``out_min + (k * span_out + span_in
+  / 2) / span_in`` (k = x - in_min, integer division), which round-trips every
+  integer of a range of at most 32767 exactly and stays inside 32-bit arithmetic,
+  so firmware can use it too.
+* FLOAT signals: the same linear map in floating point, truncated (plain) or
+  rounded (checked) to the 16-bit code; the firmware's 32-bit float may differ from
+  the PC's double by one code near a rounding boundary.
+
+Values outside [min, max] are clamped and counted; non-finite values are replaced by
+the signal's default and counted. The decoder keeps its state between calls, so
+bytes may arrive one at a time, and resynchronises at the next start byte after a
+lost byte, a corrupted frame or a start in mid-frame. Plain mode cannot tell a
+corrupted frame whose ids still line up from a good one; checked mode can.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hil_bridge.core.crc import crc16
+from hil_bridge.core.devices import DeviceInstance, Direction, SignalSpec, SignalType
+from hil_bridge.errors import HilBridgeError
+
+START = 0xFF
+RAW_MIN = -32768
+RAW_MAX = 32767
+RAW_SPAN = RAW_MAX - RAW_MIN
+#: Ids 0..254: 0xFF is the start byte.
+MAX_SIGNALS = 255
+
+
+def _c_div(numerator: int, denominator: int) -> int:
+    """C integer division: truncation toward zero."""
+    quotient = abs(numerator) // abs(denominator)
+    return quotient if (numerator >= 0) == (denominator > 0) else -quotient
+
+
+def _int32(value: int) -> int:
+    """Wrap to a signed 32-bit long, as AVR arithmetic does."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def arduino_map(x: int, in_min: int, in_max: int, out_min: int, out_max: int) -> int:
+    """Arduino ``map()``: ``(x - in_min) * (out_max - out_min) / (in_max - in_min) + out_min``.
+
+    Computed in 32-bit signed arithmetic with truncation toward zero, as on an AVR.
+    """
+    numerator = _int32(_int32(x - in_min) * _int32(out_max - out_min))
+    return _int32(_c_div(numerator, _int32(in_max - in_min)) + out_min)
+
+
+def rounding_map(x: int, in_min: int, in_max: int, out_min: int, out_max: int) -> int:
+    """Linear map rounded to nearest (halves up) for ``in_min <= x <= in_max``, ``out_max > out_min``."""
+    span_in = in_max - in_min
+    return out_min + ((x - in_min) * (out_max - out_min) + span_in // 2) // span_in
+
+
+@dataclass(frozen=True)
+class SignalSlot:
+    """A signal's place on the link: its id and the device instance it belongs to."""
+
+    id: int
+    device: str
+    spec: SignalSpec
+
+    @property
+    def name(self) -> str:
+        """The signal's name within its device."""
+        return self.spec.name
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(device, signal)``, the name of the signal on ROS topics."""
+        return (self.device, self.spec.name)
+
+    def to_raw(self, value: float, *, checked: bool = False) -> int:
+        """Physical value (already inside [min, max]) -> 16-bit code."""
+        spec = self.spec
+        if spec.type is SignalType.INTEGER:
+            # Halves round up, as the firmware's (x + 0.5) truncation does for x >= 0.
+            whole = math.floor(value + 0.5)
+            if checked:
+                return rounding_map(whole, int(spec.min), int(spec.max), RAW_MIN, RAW_MAX)
+            return arduino_map(whole, int(spec.min), int(spec.max), RAW_MIN, RAW_MAX)
+        scaled = (value - spec.min) * RAW_SPAN / (spec.max - spec.min)
+        code = math.floor(scaled + 0.5) if checked else int(scaled)
+        return min(max(code + RAW_MIN, RAW_MIN), RAW_MAX)
+
+    def from_raw(self, raw: int, *, checked: bool = False) -> float:
+        """16-bit code -> physical value."""
+        spec = self.spec
+        if spec.type is SignalType.INTEGER:
+            if checked:
+                return float(rounding_map(raw, RAW_MIN, RAW_MAX, int(spec.min), int(spec.max)))
+            return float(arduino_map(raw, RAW_MIN, RAW_MAX, int(spec.min), int(spec.max)))
+        return spec.min + (raw - RAW_MIN) * (spec.max - spec.min) / RAW_SPAN
+
+
+class SignalLayout:
+    """Signal ids of a device set: assigned 0, 1, 2... in device and signal order."""
+
+    def __init__(self, devices: Sequence[DeviceInstance]) -> None:
+        slots: list[SignalSlot] = []
+        for device in devices:
+            for spec in device.config.signals:
+                slots.append(SignalSlot(len(slots), device.name, spec))
+        if len(slots) > MAX_SIGNALS:
+            raise HilBridgeError(f"{len(slots)} signals on one link; ids 0..254 allow at most {MAX_SIGNALS}")
+        self.devices = list(devices)
+        self.slots = slots
+        #: Signals into the simulator (from the MCU side), in id order.
+        self.inputs = [s for s in slots if s.spec.direction is Direction.INPUT]
+        #: Signals out of the simulator (to the MCU side), in id order.
+        self.outputs = [s for s in slots if s.spec.direction is Direction.OUTPUT]
+        self._by_key = {s.key: s for s in slots}
+
+    def slot(self, device: str, name: str) -> SignalSlot:
+        """The slot of ``device``'s signal ``name``.
+
+        Raises:
+            HilBridgeError: unknown device or signal.
+        """
+        try:
+            return self._by_key[(device, name)]
+        except KeyError:
+            raise HilBridgeError(f"no signal {device}.{name} on this link") from None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One decoded frame: raw codes and physical values in slot order, ``seq`` if checked."""
+
+    raw: tuple[int, ...]
+    values: tuple[float, ...]
+    seq: int | None = None
+
+
+@dataclass
+class FrameStats:
+    """Counters of a frame encoder or decoder."""
+
+    frames: int = 0
+    #: Values clamped into [min, max] (encoder), per signal ``device.name``.
+    clamped: Counter[str] = field(default_factory=Counter)
+    #: Non-finite values replaced by the default (encoder), per signal.
+    invalid: Counter[str] = field(default_factory=Counter)
+    #: Frame candidates rejected because their ids were not the expected ones.
+    bad_ids: int = 0
+    bad_crc: int = 0
+    duplicates: int = 0
+    #: Frames missing from the sequence (checked mode).
+    lost: int = 0
+    #: Bytes thrown away while looking for a start byte.
+    skipped_bytes: int = 0
+
+
+def _frame_struct(count: int, checked: bool) -> struct.Struct:
+    return struct.Struct(">B" + ("B" if checked else "") + "Bh" * count + ("H" if checked else ""))
+
+
+class FrameEncoder:
+    """Encodes the values of ``slots`` (one direction of a layout) into frames."""
+
+    def __init__(self, slots: Sequence[SignalSlot], *, checked: bool = False) -> None:
+        self.slots = list(slots)
+        self.checked = checked
+        self.seq = 0
+        self.stats = FrameStats()
+        self._struct = _frame_struct(len(self.slots), checked)
+
+    def raw_codes(self, values: Sequence[float]) -> list[int]:
+        """Clamp and map physical values to codes, counting what had to be fixed."""
+        if len(values) != len(self.slots):
+            raise HilBridgeError(f"expected {len(self.slots)} values, got {len(values)}")
+        codes = []
+        for slot, given in zip(self.slots, values, strict=True):
+            spec = slot.spec
+            value = given
+            if not math.isfinite(value):
+                self.stats.invalid[f"{slot.device}.{spec.name}"] += 1
+                value = spec.default
+            elif value < spec.min or value > spec.max:
+                self.stats.clamped[f"{slot.device}.{spec.name}"] += 1
+                value = min(max(value, spec.min), spec.max)
+            codes.append(slot.to_raw(value, checked=self.checked))
+        return codes
+
+    def encode(self, values: Sequence[float]) -> bytes:
+        """One frame carrying ``values`` (physical, in slot order)."""
+        return self.encode_raw(self.raw_codes(values))
+
+    def encode_raw(self, codes: Sequence[int]) -> bytes:
+        """One frame carrying already-mapped 16-bit codes."""
+        fields: list[int] = []
+        for slot, code in zip(self.slots, codes, strict=True):
+            fields += (slot.id, code)
+        self.stats.frames += 1
+        if not self.checked:
+            return self._struct.pack(START, *fields)
+        seq = self.seq
+        self.seq = (seq + 1) & 0xFF
+        body = self._struct.pack(START, seq, *fields, 0)[:-2]
+        return body + crc16(body[1:]).to_bytes(2, "big")
+
+
+class FrameDecoder:
+    """Incremental frame decoder for ``slots`` (one direction of a layout)."""
+
+    def __init__(self, slots: Sequence[SignalSlot], *, checked: bool = False) -> None:
+        if not slots:
+            raise HilBridgeError("a frame needs at least one signal")
+        self.slots = list(slots)
+        self.checked = checked
+        self.stats = FrameStats()
+        self._struct = _frame_struct(len(self.slots), checked)
+        self.frame_size = self._struct.size
+        self._ids = bytes(slot.id for slot in self.slots)
+        self._id_offset = 2 if checked else 1
+        self._id_end = self._id_offset + 3 * len(self.slots)
+        self._buffer = b""
+        self._expected_seq: int | None = None
+
+    def reset(self) -> None:
+        """Forget partial frames and the sequence (after a reconnect)."""
+        self._buffer = b""
+        self._expected_seq = None
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Decode every complete frame in the bytes received so far."""
+        buffer = self._buffer + data if self._buffer else data
+        size = self.frame_size
+        stats = self.stats
+        out: list[Frame] = []
+        pos = 0
+        end = len(buffer)
+        while True:
+            start = buffer.find(b"\xff", pos)
+            if start < 0:
+                stats.skipped_bytes += end - pos
+                pos = end
+                break
+            stats.skipped_bytes += start - pos
+            if end - start < size:
+                pos = start
+                break
+            if buffer[start + self._id_offset : start + self._id_end : 3] != self._ids:
+                stats.bad_ids += 1
+                pos = start + 1
+                continue
+            fields = self._struct.unpack_from(buffer, start)
+            seq = None
+            if self.checked:
+                if crc16(buffer[start + 1 : start + size - 2]) != fields[-1]:
+                    stats.bad_crc += 1
+                    pos = start + 1
+                    continue
+                seq = fields[1]
+                if self._expected_seq is not None:
+                    gap = (seq - self._expected_seq) & 0xFF
+                    if gap >= 0x80:
+                        stats.duplicates += 1
+                        pos = start + size
+                        continue
+                    stats.lost += gap
+                self._expected_seq = (seq + 1) & 0xFF
+                raw = fields[3:-1:2]
+            else:
+                raw = fields[2::2]
+            checked = self.checked
+            values = tuple(
+                slot.from_raw(code, checked=checked) for slot, code in zip(self.slots, raw, strict=True)
+            )
+            out.append(Frame(raw, values, seq))
+            pos = start + size
+        self._buffer = buffer[pos:]
+        stats.frames += len(out)
+        return out

@@ -1,0 +1,80 @@
+"""``hil_link_proxy``: put a faulty serial line in front of a port.
+
+Example: the virtual MCU serves its command link at ``/tmp/hil/mcu_command``; run
+``hil_link_proxy --upstream /tmp/hil/mcu_command --link /tmp/hil/mcu_command_faulty
+--drop 0.001 --corrupt 0.001 --baud 38400`` and point the control loop at the
+``_faulty`` path. Statistics are printed every ``--report`` seconds and at exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+from hil_bridge.core.fault_proxy import FaultProxy
+from hil_bridge.core.faults import FaultModel
+from hil_bridge.errors import HilBridgeError
+
+
+def _report(proxy: FaultProxy) -> str:
+    down, up = proxy.down.stats, proxy.up.stats
+    return (
+        f"down {down.bytes_in}->{down.bytes_out} B (drop {down.dropped}, corrupt {down.corrupted}, "
+        f"dup {down.duplicated}, delay {down.delayed}); up {up.bytes_in}->{up.bytes_out} B "
+        f"(drop {up.dropped}, corrupt {up.corrupted}, dup {up.duplicated}, delay {up.delayed}); "
+        f"upstream {proxy.upstream.state.value}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the proxy until SIGINT or SIGTERM."""
+    parser = argparse.ArgumentParser(prog="hil_link_proxy", description=__doc__)
+    parser.add_argument("--upstream", required=True, help="port to connect to (device or pty path)")
+    parser.add_argument("--link", required=True, help="path of the faulty port to create (symlink)")
+    parser.add_argument("--upstream-baud", type=int, default=115200, help="baud rate to open upstream with")
+    parser.add_argument("--baud", type=int, default=None, help="emulate this line speed (10 bits per byte)")
+    parser.add_argument("--drop", type=float, default=0.0, help="probability a byte is lost")
+    parser.add_argument("--corrupt", type=float, default=0.0, help="probability a byte gets one bit flipped")
+    parser.add_argument("--duplicate", type=float, default=0.0, help="probability a byte arrives twice")
+    parser.add_argument("--delay", type=float, default=0.0, help="probability a byte is held back")
+    parser.add_argument("--delay-ms", type=float, default=10.0, help="how long a held-back byte waits")
+    parser.add_argument("--seed", type=int, default=None, help="random seed for reproducible faults")
+    parser.add_argument("--report", type=float, default=5.0, help="seconds between statistics lines")
+    args = parser.parse_args(argv)
+    try:
+        model = FaultModel(
+            drop=args.drop,
+            corrupt=args.corrupt,
+            duplicate=args.duplicate,
+            delay=args.delay,
+            delay_s=args.delay_ms / 1000.0,
+            baud=args.baud,
+            seed=args.seed,
+        )
+        proxy = FaultProxy(args.upstream, args.link, model, upstream_baud=args.upstream_baud)
+    except HilBridgeError as exc:
+        print(f"hil_link_proxy: {exc}", file=sys.stderr)
+        return 2
+    done = threading.Event()
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    proxy.start()
+    print(f"hil_link_proxy: {args.upstream} <-> {proxy.path}", flush=True)
+    try:
+        while not done.wait(args.report):
+            print(f"hil_link_proxy: {_report(proxy)}", flush=True)
+    finally:
+        proxy.stop()
+        print(f"hil_link_proxy: {_report(proxy)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""``signal_bridge``: exchanges the signal link with the simulator at a fixed period.
+
+Every ``exchange_period`` (default 5 ms, 200 Hz), on an absolute-deadline schedule in
+a thread of its own, it decodes every frame the bridge board sent, publishes the
+newest INPUT signals as ``hil_msgs/SignalArray`` on ``hil/signals/to_sim``, and writes
+one frame with the latest OUTPUT values from ``hil/signals/from_sim``. Link health
+goes to ``hil/link`` (``hil_msgs/LinkStatus``, link "signal") and, with the loop's
+timing, to ``diagnostics``. A bad device config makes it exit with status 2 and the
+validation message.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+from hil_bridge import qos
+from hil_bridge.core.devices import load_device_library, load_device_set
+from hil_bridge.core.loop_timing import DeadlineScheduler, LoopStats
+from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.paths import share_dir
+from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
+from hil_bridge.core.signal_exchange import SignalExchange
+from hil_bridge.core.signal_protocol import Frame, SignalLayout
+from hil_bridge.errors import HilBridgeError
+from hil_bridge.parameters import declare_parameters
+from hil_msgs.msg import LinkStatus, Signal, SignalArray
+
+NODE_NAME = "signal_bridge"
+
+PARAMETERS = (
+    ParamSpec("port", "/tmp/hil/signal_link", "Serial device or pty path of the signal link."),
+    ParamSpec("baud", 115200, "Baud rate of the signal link.", choices=STANDARD_BAUDS),
+    ParamSpec(
+        "device_set",
+        "",
+        "YAML file listing the devices on the link in signal-id order; empty: the demo robot's.",
+    ),
+    ParamSpec(
+        "device_configs",
+        [],
+        "Device config JSON files or folders; empty: the device library of hil_bridge.",
+    ),
+    ParamSpec("exchange_period", 0.005, "Seconds between exchanges (5 ms = 200 Hz).", min=0.001, max=1.0),
+    ParamSpec("checked", False, "Checked mode: sequence number and CRC-16 on every frame."),
+    ParamSpec(
+        "reconnect_backoff_min", 0.05, "First delay before reopening a lost port, s.", min=0.001, max=10.0
+    ),
+    ParamSpec("reconnect_backoff_max", 2.0, "Longest delay between reopen attempts, s.", min=0.01, max=60.0),
+    ParamSpec(
+        "link_timeout", 0.1, "Seconds without a frame before the link counts as lost.", min=0.001, max=60.0
+    ),
+    ParamSpec("diagnostics_period", 1.0, "Seconds between diagnostics and link status.", min=0.05, max=60.0),
+)
+
+
+class SignalBridgeNode(Node):
+    """The signal bridge: one serial link, one exchange thread, topics to the simulator."""
+
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        params = declare_parameters(self, PARAMETERS)
+        if params.as_float("reconnect_backoff_min") > params.as_float("reconnect_backoff_max"):
+            raise HilBridgeError(f"{NODE_NAME}: reconnect_backoff_min is greater than reconnect_backoff_max")
+        share = share_dir("hil_bridge")
+        configs = [Path(p) for p in params.as_strings("device_configs")] or [share / "config" / "devices"]
+        device_set = Path(params.as_str("device_set") or share / "config" / "demo_robot_devices.yaml")
+        self.layout = SignalLayout(load_device_set(device_set, load_device_library(configs)))
+        self.link = SerialLink(
+            params.as_str("port"),
+            baud=params.as_int("baud"),
+            backoff_min=params.as_float("reconnect_backoff_min"),
+            backoff_max=params.as_float("reconnect_backoff_max"),
+        )
+        self.exchange = SignalExchange(self.layout, self.link, checked=params.as_bool("checked"))
+        self.period = params.as_float("exchange_period")
+        self.link_timeout = params.as_float("link_timeout")
+        self.diagnostics_period = params.as_float("diagnostics_period")
+        self.stats = LoopStats()
+
+        self.to_sim = self.create_publisher(SignalArray, "hil/signals/to_sim", qos.SENSOR)
+        self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.COMMAND)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
+        self.create_subscription(SignalArray, "hil/signals/from_sim", self.on_from_sim, qos.SENSOR)
+        # One message reused every period: only values and stamp change.
+        self._message = SignalArray(
+            signals=[Signal(device=slot.device, name=slot.name) for slot in self.layout.inputs]
+        )
+        self._warned_unknown: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self.run, name="signal-exchange", daemon=True)
+        self.get_logger().info(
+            f"{len(self.layout.inputs)} signals to the sim, {len(self.layout.outputs)} from it, "
+            f"on {self.link.port} at {self.link.baud} baud, every {self.period * 1000:g} ms"
+            + (" (checked)" if self.exchange.decoder.checked else "")
+        )
+
+    def start(self) -> None:
+        """Start the exchange thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the exchange thread and close the port."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2.0)
+        self.link.close()
+
+    def on_from_sim(self, message: SignalArray) -> None:
+        """Take the simulator's latest values for the MCU's inputs."""
+        unknown = self.exchange.set_outputs((s.device, s.name, s.value) for s in message.signals)
+        for name in unknown:
+            if name not in self._warned_unknown:
+                self._warned_unknown.add(name)
+                self.get_logger().warning(
+                    f"hil/signals/from_sim: {name} is not an OUTPUT signal of this link"
+                )
+
+    def run(self) -> None:
+        """The exchange loop: one step per deadline until stopped."""
+        scheduler = DeadlineScheduler(self.period)
+        next_report = time.monotonic()
+        while not self._stop.is_set():
+            tick = scheduler.wait()
+            result = self.exchange.step(tick.woke)
+            if result.frames:
+                self.publish_frame(result.frames[-1])
+            if tick.woke >= next_report:
+                next_report = tick.woke + self.diagnostics_period
+                self.publish_health(tick.woke)
+            self.stats.record(tick, time.monotonic() - tick.woke)
+
+    def publish_frame(self, frame: Frame) -> None:
+        """Publish a frame's INPUT values on hil/signals/to_sim."""
+        message = self._message
+        message.header.stamp = self.get_clock().now().to_msg()
+        for signal, value in zip(message.signals, frame.values, strict=True):
+            signal.value = value
+        self.to_sim.publish(message)
+
+    def publish_health(self, now: float) -> None:
+        """Publish hil/link and diagnostics."""
+        exchange, link, decoder = self.exchange, self.link, self.exchange.decoder.stats
+        alive = exchange.alive(now, self.link_timeout)
+        stamp = self.get_clock().now().to_msg()
+        since = -1.0 if exchange.last_frame_at is None else now - exchange.last_frame_at
+        status = LinkStatus(
+            link="signal",
+            alive=alive,
+            sent=exchange.frames_sent,
+            received=exchange.frames_received,
+            lost=decoder.lost + decoder.bad_crc + decoder.bad_ids,
+            since_last_heard=since,
+            detail=link.detail if link.state is not LinkState.OPEN or alive else "no frames",
+        )
+        status.header.stamp = stamp
+        self.link_status.publish(status)
+
+        timing = self.stats.summary()
+        encoder = self.exchange.encoder.stats
+        if link.state is not LinkState.OPEN:
+            level, text = DiagnosticStatus.ERROR, link.detail
+        elif not alive:
+            level, text = DiagnosticStatus.WARN, "port open, no frames from the bridge board"
+        else:
+            level, text = DiagnosticStatus.OK, "exchanging"
+        values = {
+            "port": link.port,
+            "state": link.state.value,
+            "frames_received": exchange.frames_received,
+            "frames_sent": exchange.frames_sent,
+            "bad_ids": decoder.bad_ids,
+            "bad_crc": decoder.bad_crc,
+            "lost": decoder.lost,
+            "duplicates": decoder.duplicates,
+            "skipped_bytes": decoder.skipped_bytes,
+            "clamped": sum(encoder.clamped.values()),
+            "invalid": sum(encoder.invalid.values()),
+            "unknown_signals": sum(exchange.unknown_signals.values()),
+            "reconnects": max(link.generation - 1, 0),
+            "write_drops": link.write_drops,
+            "period_mean_ms": f"{timing.period_mean * 1e3:.3f}",
+            "jitter_p50_us": f"{timing.jitter_p50 * 1e6:.0f}",
+            "jitter_p99_us": f"{timing.jitter_p99 * 1e6:.0f}",
+            "overruns": timing.overruns,
+            "work_mean_us": f"{timing.work_mean * 1e6:.0f}",
+        }
+        array = DiagnosticArray(
+            status=[
+                DiagnosticStatus(
+                    level=level,
+                    name=f"{self.get_name()}: signal link",
+                    message=text,
+                    hardware_id=link.port,
+                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
+                )
+            ]
+        )
+        array.header.stamp = stamp
+        self.diagnostics.publish(array)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the signal bridge until shut down; exit 2 on a bad configuration."""
+    rclpy.init(args=args)
+    node: SignalBridgeNode | None = None
+    try:
+        node = SignalBridgeNode()
+        node.start()
+        rclpy.spin(node)
+    except HilBridgeError as exc:
+        print(f"{NODE_NAME}: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.stop()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

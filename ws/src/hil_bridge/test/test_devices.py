@@ -1,0 +1,165 @@
+"""Device configs and device sets: the shipped library, and errors that name the fault."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hil_bridge.core.devices import (
+    Direction,
+    PinMode,
+    SignalType,
+    load_device_config,
+    load_device_library,
+    load_device_set,
+)
+from hil_bridge.errors import HilBridgeError
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+LIBRARY = load_device_library([CONFIG / "devices"])
+VALID: dict[str, Any] = {
+    "name": "bumper",
+    "signals": [
+        {"name": "pressed", "direction": "OUTPUT", "type": "INTEGER", "min": 0, "max": 1, "mode": "DIGITAL"}
+    ],
+}
+
+
+def test_device_library_ships_every_device_of_the_design() -> None:
+    assert set(LIBRARY) == {
+        "led",
+        "dc_motor",
+        "limit_switch",
+        "hc_sr04",
+        "sharp_ir",
+        "photoresistor",
+        "magnetometer",
+    }
+
+
+def test_dc_motor_has_enable_pwm_and_direction_pins_and_a_driver_table() -> None:
+    motor = LIBRARY["dc_motor"]
+    enable = motor.signal("enable")
+    assert (enable.mode, enable.min, enable.max, enable.direction) == (PinMode.PWM, 0, 1024, Direction.INPUT)
+    assert {motor.signal(p).mode for p in ("a", "b")} == {PinMode.DIGITAL}
+    assert motor.table["when_enable_is_0"] == "coast"
+    assert set(motor.table["by_a_b"].values()) == {"forward", "back", "brake"}
+
+
+def test_hc_sr04_reports_distance_up_to_200_cm_through_a_handler() -> None:
+    sensor = LIBRARY["hc_sr04"]
+    distance = sensor.signal("distance")
+    assert (distance.type, distance.min, distance.max, distance.unit) == (SignalType.FLOAT, 0, 200, "cm")
+    assert sensor.handler is not None
+    assert sensor.handler.pins == ("trigger", "echo")
+
+
+def test_demo_robot_device_set_loads() -> None:
+    devices = load_device_set(CONFIG / "demo_robot_devices.yaml", LIBRARY)
+    assert [d.name for d in devices][:2] == ["motor_left", "motor_right"]
+    assert sum(d.config.name == "photoresistor" for d in devices) == 4
+
+
+def broken(path: list[Any], value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(VALID)
+    target: Any = data
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (broken(["name"], "2x"), "field 'name': '2x' is not an identifier"),
+        (broken(["signals"], []), "device bumper: field 'signals'"),
+        (broken(["colour"], "red"), "device bumper: unknown field(s) ['colour']"),
+        (
+            broken(["signals", 0, "direction"], "IN"),
+            "signal 0 (pressed): field 'direction': 'IN' is not one of",
+        ),
+        (broken(["signals", 0, "type"], "BOOL"), "signal 0 (pressed): field 'type'"),
+        (broken(["signals", 0, "mode"], "SPI"), "signal 0 (pressed): field 'mode'"),
+        (
+            broken(["signals", 0, "min"], "zero"),
+            "signal 0 (pressed): field 'min': 'zero' is not a finite number",
+        ),
+        (broken(["signals", 0, "max"], 0), "signal 0 (pressed): field 'max': 0 must be greater than min"),
+        (broken(["signals", 0, "max"], 0.5), "signal 0 (pressed): field 'max': 0.5 is not an integer"),
+        (broken(["signals", 0, "max"], 40000), "span 40000 exceeds 32767"),
+        (broken(["signals", 0, "default"], 3), "signal 0 (pressed): field 'default': 3 outside [0, 1]"),
+        (broken(["signals", 0, "mode"], KeyError), "signal 0: missing field 'mode'"),
+        (broken(["signals", 0, "pin"], 3), "signal 0: unknown field(s) ['pin']"),
+        (broken(["handler"], {"pins": ["a"]}), "field 'handler'"),
+        (broken(["handler"], {"template": "t", "pins": ["1a"]}), "field 'handler.pins'"),
+    ],
+)
+def test_invalid_config_error_names_file_device_signal_and_field(
+    tmp_path: Path, data: dict[str, Any], expected: str
+) -> None:
+    path = tmp_path / "bumper.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(HilBridgeError) as info:
+        load_device_config(path)
+    assert str(path) in str(info.value)
+    assert expected in str(info.value)
+
+
+def test_duplicate_signal_names_are_refused(tmp_path: Path) -> None:
+    data = copy.deepcopy(VALID)
+    data["signals"].append(dict(data["signals"][0]))
+    (tmp_path / "d.json").write_text(json.dumps(data))
+    with pytest.raises(HilBridgeError, match=r"duplicate signal name\(s\) \['pressed'\]"):
+        load_device_config(tmp_path / "d.json")
+
+
+def test_json_syntax_error_names_line_and_column(tmp_path: Path) -> None:
+    (tmp_path / "d.json").write_text('{"name": "x",\n  "signals": [}\n')
+    with pytest.raises(HilBridgeError, match=r"d\.json: line 2 column 15: invalid JSON"):
+        load_device_config(tmp_path / "d.json")
+
+
+def test_missing_config_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(HilBridgeError, match=r"nope\.json: cannot read device config"):
+        load_device_config(tmp_path / "nope.json")
+
+
+def test_two_configs_with_one_name_are_refused(tmp_path: Path) -> None:
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_text(json.dumps(VALID))
+    with pytest.raises(HilBridgeError, match=r"device bumper is already defined in .*a\.json"):
+        load_device_library([tmp_path])
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("devices: []\n", "expected 'devices:' with a non-empty list"),
+        (
+            "devices:\n  - {name: m, device: warp_drive}\n",
+            "devices[0] (m): field 'device': unknown device 'warp_drive'",
+        ),
+        ("devices:\n  - {name: m, device: led, pin: 3}\n", "devices[0]: expected exactly the fields"),
+        ("devices:\n  - {name: 1m, device: led}\n", "devices[0]: field 'name': '1m'"),
+        (
+            "devices:\n  - {name: m, device: led}\n  - {name: m, device: led}\n",
+            "devices[1]: field 'name': 'm' is used twice",
+        ),
+        ("devices: [\n", "invalid YAML"),
+    ],
+)
+def test_invalid_device_set_error_names_file_and_entry(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / "set.yaml"
+    path.write_text(content)
+    with pytest.raises(HilBridgeError) as info:
+        load_device_set(path, LIBRARY)
+    assert str(path) in str(info.value)
+    assert expected in str(info.value)
