@@ -86,6 +86,17 @@ def test_checked_mapping_rounds(vector: dict[str, Any]) -> None:
     assert rounding_map(raw, RAW_MIN, RAW_MAX, vector["min"], vector["max"]) == vector["back"]
 
 
+@pytest.mark.parametrize(
+    ("low", "high"), [(0, 1), (0, 1023), (0, 1024), (-100, 100), (-32768, -1), (5, 32772)]
+)
+def test_decode_converters_equal_the_reference_maps_for_every_code(low: int, high: int) -> None:
+    slot = layout_of(spec("s", low, high)).slots[0]
+    plain, checked = slot.converter(checked=False), slot.converter(checked=True)
+    for raw in range(RAW_MIN, RAW_MAX + 1):
+        assert plain(raw) == arduino_map(raw, RAW_MIN, RAW_MAX, low, high)
+        assert checked(raw) == rounding_map(raw, RAW_MIN, RAW_MAX, low, high)
+
+
 def test_plain_mapping_is_not_invertible_as_documented() -> None:
     slot = layout_of(spec("enable", 0, 1024)).slots[0]
     assert slot.from_raw(slot.to_raw(512)) == 511

@@ -45,8 +45,10 @@ class FaultModel:
                 raise HilBridgeError(f"fault model: {name} = {value!r} is not a probability in [0, 1]")
         if not (math.isfinite(self.delay_s) and self.delay_s >= 0.0):
             raise HilBridgeError(f"fault model: delay_s = {self.delay_s!r} must be >= 0")
-        if self.baud is not None and self.baud <= 0:
-            raise HilBridgeError(f"fault model: baud = {self.baud!r} must be positive")
+        if self.baud is not None and (
+            isinstance(self.baud, bool) or not isinstance(self.baud, int) or self.baud <= 0
+        ):
+            raise HilBridgeError(f"fault model: baud = {self.baud!r} must be a positive integer")
 
     @property
     def byte_time(self) -> float:
@@ -79,7 +81,11 @@ class FaultChannel:
         self.rng = rng if rng is not None else np.random.default_rng(model.seed)
         self.stats = FaultStats()
         self._queue: deque[tuple[float, int]] = deque()
-        self._line_free_at = -math.inf
+        # Due times are epoch + delays + slots * byte_time, not a running sum, so
+        # rounding errors do not accumulate over a long burst.
+        self._epoch = -math.inf
+        self._slots = 0
+        self._held = 0.0
 
     def push(self, data: bytes, now: float) -> None:
         """Put bytes on the line at time ``now``."""
@@ -91,7 +97,9 @@ class FaultChannel:
         # faults however the stream is split into pushes.
         draws = self.rng.random((count, 5))
         byte_time = model.byte_time
-        free_at = max(self._line_free_at, now)
+        if now >= self._epoch + self._held + self._slots * byte_time:
+            # The line is idle: this burst starts now.
+            self._epoch, self._slots, self._held = now, 0, 0.0
         stats = self.stats
         for index, original in enumerate(data):
             drop, corrupt, duplicate, delay, bit = draws[index]
@@ -106,12 +114,11 @@ class FaultChannel:
             stats.duplicated += copies - 1
             if delay < model.delay:
                 stats.delayed += 1
-                free_at += model.delay_s
+                self._held += model.delay_s
             for _ in range(copies):
-                free_at += byte_time
-                self._queue.append((free_at, byte))
+                self._slots += 1
+                self._queue.append((self._epoch + self._held + self._slots * byte_time, byte))
         stats.bytes_in += count
-        self._line_free_at = free_at
 
     def pop_ready(self, now: float) -> bytes:
         """The bytes that have arrived by ``now``."""

@@ -3,9 +3,10 @@
 Frame k of a :class:`DeadlineScheduler` is due at ``start + k * period``. Sleeping
 toward an absolute deadline corrects every timing error of the frame before (the
 "sleep with error correction" of the original loop), so the mean rate never drifts.
-A frame that starts a whole period or more late is an overrun: it is counted, the
-deadlines it missed are skipped, and the frame after it is on schedule again rather
-than late forever.
+A frame that would start a whole period or more late is an overrun: it is counted,
+the deadlines already missed are skipped, and the loop sleeps to the next deadline
+still ahead, so the next frame is on schedule again rather than late forever. A frame
+less than a period late runs at once (that is jitter, not an overrun).
 
 Time comes from an injectable clock and sleep, so tests run 100k frames in
 milliseconds with a fake clock. :class:`LoopStats` keeps the last samples of wake-up
@@ -66,18 +67,21 @@ class DeadlineScheduler:
         return self.start + self.index * self.period
 
     def wait(self) -> Tick:
-        """Sleep until the next frame is due; skip deadlines already missed by a period."""
-        deadline = self.next_deadline
+        """Sleep until the next frame is due; after an overrun, until the next deadline ahead."""
         now = self._clock()
-        while now < deadline:
-            self._sleep(deadline - now)
-            now = self._clock()
-        skipped = int((now - deadline) // self.period)
+        skipped = (
+            int((now - self.next_deadline) // self.period) + 1
+            if now >= self.next_deadline + self.period
+            else 0
+        )
         if skipped:
             self.overruns += 1
             self.skipped += skipped
             self.index += skipped
-            deadline = self.next_deadline
+        deadline = self.next_deadline
+        while now < deadline:
+            self._sleep(deadline - now)
+            now = self._clock()
         tick = Tick(self.index, deadline, now, skipped)
         self.index += 1
         return tick

@@ -5,7 +5,9 @@ reads with ``timeout=0`` (a poll returns what has arrived, possibly nothing) and
 writes with ``write_timeout=0`` straight to the OS, without user-space buffering.
 It deliberately does not call ``flush()`` (tcdrain): that waits until the UART has
 shifted every byte out, milliseconds at 38400 baud, and the loops that own a link
-must not block.
+must not block. Writes go straight to the port's non-blocking descriptor with
+``os.write``: pyserial 3.5's own ``write`` with ``write_timeout=0`` retries forever
+when the tty buffer is full (the peer stopped reading), which would hang the loop.
 
 When the device disappears (USB unplugged, MCU reset, pty closed) the read or write
 fails; the link closes the port, says so in :attr:`state` and :attr:`detail`, and
@@ -15,6 +17,7 @@ successful opens, so a user can reset its decoder after a reconnect.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -56,6 +59,8 @@ class SerialLink:
             raise HilBridgeError(f"serial port {port}: baud {baud} is not one of {STANDARD_BAUDS}")
         if not 0 < backoff_min <= backoff_max:
             raise HilBridgeError(f"serial port {port}: need 0 < backoff_min <= backoff_max")
+        if read_size < 1:
+            raise HilBridgeError(f"serial port {port}: read_size must be at least 1, got {read_size}")
         self.port = port
         self.baud = baud
         self.backoff_min = backoff_min
@@ -97,13 +102,13 @@ class SerialLink:
             port.open()
         except (serial.SerialException, OSError, ValueError) as exc:
             self.errors["open"] += 1
-            self._schedule_retry(f"cannot open: {exc}")
+            self._schedule_retry(f"{self.port}: cannot open: {exc}")
             return
         self._serial = port
         self._backoff = self.backoff_min
         self.generation += 1
         self.state = LinkState.OPEN
-        self.detail = f"open at {self.baud} baud"
+        self.detail = f"{self.port}: open at {self.baud} baud"
 
     def _schedule_retry(self, why: str) -> None:
         delay = self._backoff
@@ -121,7 +126,7 @@ class SerialLink:
                 self.errors["close"] += 1
             self._serial = None
         self._backoff = self.backoff_min
-        self._schedule_retry(f"{kind} failed: {exc}")
+        self._schedule_retry(f"{self.port}: {kind} failed: {exc}")
 
     def poll(self) -> bytes:
         """Everything received since the last poll (``b""`` if nothing or not open)."""
@@ -144,18 +149,20 @@ class SerialLink:
         if self._serial is None:
             return False
         try:
-            written = self._serial.write(data)
-        except serial.SerialTimeoutException:
-            # The tty buffer is full: the peer is not reading. Bytes are lost, as on
-            # a UART whose receiver is gone; the port itself is fine.
-            self.write_drops += len(data)
-            self.errors["write_full"] += 1
-            return False
-        except (serial.SerialException, OSError) as exc:
+            written = os.write(self._serial.fileno(), data)
+        except BlockingIOError:
+            written = 0
+        except OSError as exc:
             self._fail("write", exc)
             return False
-        self.bytes_out += written or 0
-        return written == len(data)
+        self.bytes_out += written
+        if written < len(data):
+            # The tty buffer is full: the peer is not reading. The rest is lost, as on
+            # a UART whose receiver is gone; the port itself is fine.
+            self.write_drops += len(data) - written
+            self.errors["write_full"] += 1
+            return False
+        return True
 
     def close(self) -> None:
         """Close the port for good (no reconnects)."""

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import struct
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hil_bridge.core.crc import crc16
@@ -110,12 +110,26 @@ class SignalSlot:
 
     def from_raw(self, raw: int, *, checked: bool = False) -> float:
         """16-bit code -> physical value."""
+        return self.converter(checked=checked)(raw)
+
+    def converter(self, *, checked: bool) -> Callable[[int], float]:
+        """The code -> value function of this signal, for decoding many frames.
+
+        For INTEGER signals it is ``arduino_map(raw, -32768, 32767, min, max)`` (plain)
+        or the rounding map (checked) with the constant parts folded: the numerator
+        ``(raw + 32768) * span`` is never negative and, the span being at most 32767,
+        never leaves 32-bit range, so floor division equals C's truncating division
+        and no wrap-around can occur.
+        """
         spec = self.spec
-        if spec.type is SignalType.INTEGER:
-            if checked:
-                return float(rounding_map(raw, RAW_MIN, RAW_MAX, int(spec.min), int(spec.max)))
-            return float(arduino_map(raw, RAW_MIN, RAW_MAX, int(spec.min), int(spec.max)))
-        return spec.min + (raw - RAW_MIN) * (spec.max - spec.min) / RAW_SPAN
+        low = spec.min
+        if spec.type is SignalType.FLOAT:
+            span_f = spec.max - spec.min
+            return lambda raw: low + (raw - RAW_MIN) * span_f / RAW_SPAN
+        base, span = int(spec.min), int(spec.max - spec.min)
+        if checked:
+            return lambda raw: float(base + ((raw - RAW_MIN) * span + RAW_SPAN // 2) // RAW_SPAN)
+        return lambda raw: float(base + (raw - RAW_MIN) * span // RAW_SPAN)
 
 
 class SignalLayout:
@@ -237,6 +251,7 @@ class FrameDecoder:
         self._struct = _frame_struct(len(self.slots), checked)
         self.frame_size = self._struct.size
         self._ids = bytes(slot.id for slot in self.slots)
+        self._converters = [slot.converter(checked=checked) for slot in self.slots]
         self._id_offset = 2 if checked else 1
         self._id_end = self._id_offset + 3 * len(self.slots)
         self._buffer = b""
