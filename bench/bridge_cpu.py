@@ -14,9 +14,7 @@ callback does nothing, i.e. the cost of just waking up 200 times a second in rcl
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -27,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+from _benchlib import emit, private_ros_domain, progress
 from rclpy.executors import ExternalShutdownException
 
 from hil_bridge import qos
@@ -145,7 +144,7 @@ def measure(duration: float) -> dict[str, Any]:
         before = probe.quiet_status().received
         peer.decoder.stats.skipped_bytes = peer.decoder.stats.bad_ids = 0
         count = int(duration / PERIOD)
-        print(f"bridge_cpu: {count} frames over {duration:g} s ...", file=sys.stderr, flush=True)
+        progress("bridge_cpu", f"{count} frames over {duration:g} s ...")
         cpu0, base0, wall0 = cpu_seconds(node.pid), cpu_seconds(baseline.pid), time.monotonic()
         answered = peer.exchange(count)
         cpu1, base1, wall1 = cpu_seconds(node.pid), cpu_seconds(baseline.pid), time.monotonic()
@@ -180,22 +179,17 @@ def main() -> int:
     args = parser.parse_args()
     if args.timer_baseline:
         return run_timer_baseline()
-    os.environ.setdefault("ROS_DOMAIN_ID", str(random.randrange(100, 233)))
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    private_ros_domain()
     result = measure(args.duration)
-    print(
-        json.dumps(
-            {
-                "name": "bridge_cpu",
-                "figures": result["figures"],
-                "target": {"node_cpu_percent": "<= 5", "lost_frames": "<= 0"},
-                "baseline": result["baseline"],
-                "notes": (
-                    "demo robot device set (7 signals in, 9 out), plain mode, 115200 baud pty, "
-                    "200 Hz both ways; CPU from /proc utime+stime of the node process"
-                ),
-            }
-        )
+    emit(
+        "bridge_cpu",
+        figures=result["figures"],
+        target={"node_cpu_percent": "<= 5", "lost_frames": "<= 0"},
+        baseline=result["baseline"],
+        notes=(
+            "demo robot device set (7 signals in, 9 out), plain mode, 115200 baud pty, "
+            "200 Hz both ways; CPU from /proc utime+stime of the node process"
+        ),
     )
     return 0
 

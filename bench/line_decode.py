@@ -19,16 +19,13 @@ Prints one JSON object (bench/ convention); with ``--plot PATH`` also draws a ba
 from __future__ import annotations
 
 import argparse
-import gc
 import io
-import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _benchlib import bar_plot, best_time, emit, progress
 
 from hil_bridge.core.line_protocol import (
     Command,
@@ -138,48 +135,6 @@ def naive_parse(data: bytes) -> int:
     return count
 
 
-def best_time(run: Callable[[], int], expected: int, repeats: int, label: str) -> float:
-    best = float("inf")
-    for repeat in range(repeats):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            count = run()
-            elapsed = time.perf_counter() - start
-        finally:
-            gc.enable()
-        if count != expected:
-            raise RuntimeError(f"{label}: {count} lines decoded, expected {expected}")
-        best = min(best, elapsed)
-        print(
-            f"line_decode: {label} repeat {repeat + 1}/{repeats}: {expected / elapsed:,.0f} lines/s",
-            file=sys.stderr,
-            flush=True,
-        )
-    return best
-
-
-def plot(rates: dict[str, float], target: float, path: str) -> None:
-    import matplotlib  # noqa: PLC0415 - only when a picture is asked for
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    labels = list(rates)
-    values = [rates[k] / 1000 for k in labels]
-    bars = ax.bar(labels, values, color=["tab:blue", "tab:cyan", "tab:gray"][: len(labels)])
-    ax.bar_label(bars, fmt="%.0f")
-    ax.axhline(target / 1000, color="tab:red", linestyle="--", label=f"target {target / 1000:.0f}k lines/s")
-    ax.set_ylabel("thousand lines / s")
-    ax.set_title("line protocol decoding, 64-byte chunks")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -198,50 +153,71 @@ def main() -> int:
     plain_chunks = chunked(plain, args.chunk)
     checked_chunks = chunked(checked, args.chunk)
     count = len(messages)
-    print(
-        f"line_decode: {count} lines, plain {len(plain)} B, checked {len(checked)} B, "
-        f"{args.chunk}-byte chunks",
-        file=sys.stderr,
-        flush=True,
+    progress(
+        "line_decode",
+        f"{count} lines, plain {len(plain)} B, checked {len(checked)} B, {args.chunk}-byte chunks",
     )
     check_decoder(schema, plain_chunks, messages, checked=False)
     check_decoder(schema, checked_chunks, messages, checked=True)
 
-    plain_s = best_time(lambda: decode_stream(schema, plain_chunks, False), count, args.repeats, "plain")
-    checked_s = best_time(lambda: decode_stream(schema, checked_chunks, True), count, args.repeats, "checked")
-    naive_s = best_time(lambda: naive_parse(plain), count, args.repeats, "naive readline")
+    plain_s = best_time(
+        lambda: decode_stream(schema, plain_chunks, False),
+        count,
+        repeats=args.repeats,
+        name="line_decode",
+        label="plain",
+        unit="lines",
+    )
+    checked_s = best_time(
+        lambda: decode_stream(schema, checked_chunks, True),
+        count,
+        repeats=args.repeats,
+        name="line_decode",
+        label="checked",
+        unit="lines",
+    )
+    naive_s = best_time(
+        lambda: naive_parse(plain),
+        count,
+        repeats=args.repeats,
+        name="line_decode",
+        label="naive readline",
+        unit="lines",
+    )
 
     rates = {"plain": count / plain_s, "checked": count / checked_s, "naive readline": count / naive_s}
     if args.plot:
-        plot(rates, TARGET_LINES_PER_S, args.plot)
-    kinds = {type(m).__name__ for m in messages}
-    print(
-        json.dumps(
-            {
-                "name": "line_decode",
-                "figures": {
-                    "plain_lines_per_s": round(rates["plain"]),
-                    "checked_lines_per_s": round(rates["checked"]),
-                    "plain_mb_per_s": round(len(plain) / plain_s / 1e6, 2),
-                    "checked_mb_per_s": round(len(checked) / checked_s / 1e6, 2),
-                    "plain_us_per_line": round(plain_s / count * 1e6, 3),
-                    "checked_us_per_line": round(checked_s / count * 1e6, 3),
-                },
-                "target": {"plain_lines_per_s": f">= {TARGET_LINES_PER_S}"},
-                "baseline": {
-                    "naive_lines_per_s": round(rates["naive readline"]),
-                    "naive_us_per_line": round(naive_s / count * 1e6, 3),
-                },
-                "notes": (
-                    f"{count} lines ({', '.join(sorted(kinds))}; TL1/TL2 per config/telemetry.yaml) "
-                    f"of a {RATE_HZ} Hz MCU stream, {len(plain) / count:.1f} B/line plain, fed in "
-                    f"{args.chunk}-byte chunks to a fresh LineDecoder, best of {args.repeats}, "
-                    "gc off while timing; baseline: "
-                    "io.BufferedReader.readline + split(',') + float() on the same plain bytes, "
-                    "no validation"
-                ),
-            }
+        bar_plot(
+            rates,
+            target=TARGET_LINES_PER_S,
+            unit="lines",
+            title="line protocol decoding, 64-byte chunks",
+            path=args.plot,
         )
+    kinds = {type(m).__name__ for m in messages}
+    emit(
+        "line_decode",
+        figures={
+            "plain_lines_per_s": round(rates["plain"]),
+            "checked_lines_per_s": round(rates["checked"]),
+            "plain_mb_per_s": round(len(plain) / plain_s / 1e6, 2),
+            "checked_mb_per_s": round(len(checked) / checked_s / 1e6, 2),
+            "plain_us_per_line": round(plain_s / count * 1e6, 3),
+            "checked_us_per_line": round(checked_s / count * 1e6, 3),
+        },
+        target={"plain_lines_per_s": f">= {TARGET_LINES_PER_S}"},
+        baseline={
+            "naive_lines_per_s": round(rates["naive readline"]),
+            "naive_us_per_line": round(naive_s / count * 1e6, 3),
+        },
+        notes=(
+            f"{count} lines ({', '.join(sorted(kinds))}; TL1/TL2 per config/telemetry.yaml) "
+            f"of a {RATE_HZ} Hz MCU stream, {len(plain) / count:.1f} B/line plain, fed in "
+            f"{args.chunk}-byte chunks to a fresh LineDecoder, best of {args.repeats}, "
+            "gc off while timing; baseline: "
+            "io.BufferedReader.readline + split(',') + float() on the same plain bytes, "
+            "no validation"
+        ),
     )
     return 0
 

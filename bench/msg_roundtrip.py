@@ -13,17 +13,14 @@ latency distributions.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import random
 import signal
 import subprocess
 import sys
 import time
 from typing import Any
 
-import numpy as np
 import rclpy
+from _benchlib import emit, interleaved_round_trips, latency_histogram, latency_stats, private_ros_domain
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import String
@@ -119,8 +116,6 @@ def measure(samples: int, block: int) -> dict[str, Any]:
     node = Pinger()
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    rtts: dict[str, list[float]] = {k: [] for k in TYPES}
-    lost = dict.fromkeys(TYPES, 0)
     try:
         seq = 0
         # Discovery and warm-up: until both echoes answer, then 200 more each.
@@ -131,20 +126,14 @@ def measure(samples: int, block: int) -> dict[str, Any]:
                     raise RuntimeError(f"the echo process never answered on bench/pong_{kind}")
             for _ in range(200):
                 round_trip(node, executor, kind, seq := seq + 1, 1.0)
-        done = 0
-        progress_at = time.monotonic()
-        while done < samples:
-            for kind in TYPES:
-                for _ in range(block):
-                    rtt = round_trip(node, executor, kind, seq := seq + 1, 1.0)
-                    if rtt is None:
-                        lost[kind] += 1
-                    else:
-                        rtts[kind].append(rtt)
-            done += block
-            if time.monotonic() - progress_at > 2.0:
-                print(f"msg_roundtrip: {done}/{samples} round trips per type", file=sys.stderr, flush=True)
-                progress_at = time.monotonic()
+        counter = iter(range(seq + 1, 2**62))
+        rtts, lost = interleaved_round_trips(
+            list(TYPES),
+            lambda kind, _n: round_trip(node, executor, kind, next(counter), 1.0),
+            samples=samples,
+            block=block,
+            name="msg_roundtrip",
+        )
     finally:
         executor.shutdown()
         node.destroy_node()
@@ -156,36 +145,7 @@ def measure(samples: int, block: int) -> dict[str, Any]:
             echo.kill()
             echo.wait()
 
-    def stats(kind: str) -> dict[str, float]:
-        us = np.array(rtts[kind]) * 1e6
-        return {
-            f"{kind}_rtt_p50_us": round(float(np.percentile(us, 50)), 1),
-            f"{kind}_rtt_p99_us": round(float(np.percentile(us, 99)), 1),
-            f"{kind}_rtt_mean_us": round(float(us.mean()), 1),
-            f"{kind}_rtt_max_us": round(float(us.max()), 1),
-            f"{kind}_lost": lost[kind],
-        }
-
-    return {"stats": {k: stats(k) for k in TYPES}, "rtts": rtts}
-
-
-def plot(rtts: dict[str, list[float]], path: str) -> None:
-    import matplotlib  # noqa: PLC0415 - only when a picture is asked for
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for kind, values in rtts.items():
-        us = np.array(values) * 1e6
-        ax.hist(us, bins=100, range=(0, float(np.percentile(us, 99.5))), histtype="step", label=kind)
-    ax.set_xlabel("round trip (µs)")
-    ax.set_ylabel("count")
-    ax.set_title("pub/sub round trip across two processes")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return {"stats": {k: latency_stats(rtts[k], prefix=f"{k}_", lost=lost[k]) for k in TYPES}, "rtts": rtts}
 
 
 def main() -> int:
@@ -198,25 +158,19 @@ def main() -> int:
     args = parser.parse_args()
     if args.echo:
         return run_echo()
-    # Never talk to a user's running ROS graph.
-    os.environ.setdefault("ROS_DOMAIN_ID", str(random.randrange(100, 233)))
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    private_ros_domain()
     result = measure(args.samples, block=100)
     if args.plot:
-        plot(result["rtts"], args.plot)
-    print(
-        json.dumps(
-            {
-                "name": "msg_roundtrip",
-                "figures": result["stats"]["telemetry"],
-                "target": {"telemetry_rtt_p99_us": f"<= {TARGET_P99_US:g}"},
-                "baseline": result["stats"]["string"],
-                "notes": (
-                    f"{args.samples} round trips per type, one in flight, sensor-data QoS, "
-                    "Fast DDS, localhost; baseline: std_msgs/String with the same raw line"
-                ),
-            }
-        )
+        latency_histogram(result["rtts"], title="pub/sub round trip across two processes", path=args.plot)
+    emit(
+        "msg_roundtrip",
+        figures=result["stats"]["telemetry"],
+        target={"telemetry_rtt_p99_us": f"<= {TARGET_P99_US:g}"},
+        baseline=result["stats"]["string"],
+        notes=(
+            f"{args.samples} round trips per type, one in flight, sensor-data QoS, "
+            "Fast DDS, localhost; baseline: std_msgs/String with the same raw line"
+        ),
     )
     return 0
 

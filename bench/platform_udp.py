@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
 import signal
@@ -31,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from _benchlib import emit, interleaved_round_trips, latency_histogram, latency_stats
 
 from hil_bridge.core.motion_platform import (
     Command,
@@ -138,8 +137,6 @@ def start_platform(link: UdpLink, dest: Address) -> None:
 
 def measure(samples: int, block: int) -> dict[str, Any]:
     pairs = setpoints()
-    rtts: dict[str, list[float]] = {k: [] for k in KINDS}
-    lost = dict.fromkeys(KINDS, 0)
     with (
         tempfile.TemporaryDirectory(prefix="platform_udp_") as tmp,
         peer(["-m", "hil_bridge.platform_emulator", "--port", "0"], Path(tmp) / "platform") as platform,
@@ -156,52 +153,13 @@ def measure(samples: int, block: int) -> dict[str, Any]:
         for kind in KINDS:  # warm-up: caches, allocator, scheduler
             for n in range(200):
                 once(kind, n)
-        done = 0
-        progress_at = time.monotonic()
-        while done < samples:
-            for kind in KINDS:
-                for n in range(done, done + block):
-                    rtt = once(kind, n)
-                    if rtt is None:
-                        lost[kind] += 1
-                    else:
-                        rtts[kind].append(rtt)
-            done += block
-            if time.monotonic() - progress_at > 2.0:
-                print(f"platform_udp: {done}/{samples} round trips per peer", file=sys.stderr, flush=True)
-                progress_at = time.monotonic()
+        rtts, lost = interleaved_round_trips(KINDS, once, samples=samples, block=block, name="platform_udp")
 
-    def stats(kind: str, prefix: str) -> dict[str, float]:
-        us = np.array(rtts[kind]) * 1e6
-        return {
-            f"{prefix}rtt_p50_us": round(float(np.percentile(us, 50)), 1),
-            f"{prefix}rtt_p99_us": round(float(np.percentile(us, 99)), 1),
-            f"{prefix}rtt_max_us": round(float(us.max()), 1),
-            f"{prefix}rtt_mean_us": round(float(us.mean()), 1),
-            f"{prefix}lost": lost[kind],
-        }
-
-    return {"figures": stats("platform", ""), "baseline": stats("echo", "echo_"), "rtts": rtts}
-
-
-def plot(rtts: dict[str, list[float]], path: str) -> None:
-    import matplotlib  # noqa: PLC0415 - only when a picture is asked for
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    top = max(float(np.percentile(np.array(v) * 1e6, 99.5)) for v in rtts.values())
-    for kind, values in rtts.items():
-        label = "platform emulator" if kind == "platform" else "raw UDP echo (baseline)"
-        ax.hist(np.array(values) * 1e6, bins=100, range=(0, top), histtype="step", label=label)
-    ax.set_xlabel("round trip (µs)")
-    ax.set_ylabel("count")
-    ax.set_title("DOF setpoint -> reply over UDP loopback")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return {
+        "figures": latency_stats(rtts["platform"], prefix="", lost=lost["platform"]),
+        "baseline": latency_stats(rtts["echo"], prefix="echo_", lost=lost["echo"]),
+        "rtts": rtts,
+    }
 
 
 def main() -> int:
@@ -219,20 +177,20 @@ def main() -> int:
         return run_echo(args.ready_file)
     result = measure(args.samples, block=250)
     if args.plot:
-        plot(result["rtts"], args.plot)
-    print(
-        json.dumps(
-            {
-                "name": "platform_udp",
-                "figures": result["figures"],
-                "target": {"rtt_p99_us": f"<= {TARGET_P99_US:g}"},
-                "baseline": result["baseline"],
-                "notes": (
-                    f"{args.samples} DOF setpoints per peer, one in flight, UDP loopback, replies checked "
-                    "byte for byte; baseline: a raw-socket UDP echo process with the same datagrams"
-                ),
-            }
-        )
+        series = {
+            "platform emulator": result["rtts"]["platform"],
+            "raw UDP echo (baseline)": result["rtts"]["echo"],
+        }
+        latency_histogram(series, title="DOF setpoint -> reply over UDP loopback", path=args.plot)
+    emit(
+        "platform_udp",
+        figures=result["figures"],
+        target={"rtt_p99_us": f"<= {TARGET_P99_US:g}"},
+        baseline=result["baseline"],
+        notes=(
+            f"{args.samples} DOF setpoints per peer, one in flight, UDP loopback, replies checked "
+            "byte for byte; baseline: a raw-socket UDP echo process with the same datagrams"
+        ),
     )
     return 0
 

@@ -21,14 +21,11 @@ Prints one JSON object (bench/ convention); with ``--plot PATH`` also draws a ba
 from __future__ import annotations
 
 import argparse
-import gc
-import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _benchlib import bar_plot, best_time, emit, progress
 
 from hil_bridge.core.devices import Direction, device_set_from_mapping, load_device_library
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout, SignalSlot
@@ -149,48 +146,6 @@ def naive_stream(chunks: list[bytes]) -> int:
     return count
 
 
-def best_time(run: Callable[[], int], expected: int, repeats: int, label: str) -> float:
-    best = float("inf")
-    for repeat in range(repeats):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            count = run()
-            elapsed = time.perf_counter() - start
-        finally:
-            gc.enable()
-        if count != expected:
-            raise RuntimeError(f"{label}: {count} frames decoded, expected {expected}")
-        best = min(best, elapsed)
-        print(
-            f"signal_decode: {label} repeat {repeat + 1}/{repeats}: {expected / elapsed:,.0f} frames/s",
-            file=sys.stderr,
-            flush=True,
-        )
-    return best
-
-
-def plot(rates: dict[str, float], target: float, path: str) -> None:
-    import matplotlib  # noqa: PLC0415 - only when a picture is asked for
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    labels = list(rates)
-    values = [rates[k] / 1000 for k in labels]
-    bars = ax.bar(labels, values, color=["tab:blue", "tab:cyan", "tab:gray"][: len(labels)])
-    ax.bar_label(bars, fmt="%.0f")
-    ax.axhline(target / 1000, color="tab:red", linestyle="--", label=f"target {target / 1000:.0f}k frames/s")
-    ax.set_ylabel("thousand frames / s")
-    ax.set_title(f"signal frame decoding, {SIGNALS} signals, 64-byte chunks")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -208,49 +163,71 @@ def main() -> int:
     plain_chunks = chunked(plain, args.chunk)
     checked_chunks = chunked(checked, args.chunk)
     count = args.frames
-    print(
-        f"signal_decode: {count} frames of {SIGNALS} signals, plain {len(plain)} B, "
+    progress(
+        "signal_decode",
+        f"{count} frames of {SIGNALS} signals, plain {len(plain)} B, "
         f"checked {len(checked)} B, {args.chunk}-byte chunks",
-        file=sys.stderr,
-        flush=True,
     )
     check_decoder(slots, plain_chunks, plain_codes, checked=False)
     check_decoder(slots, checked_chunks, checked_codes, checked=True)
     check_naive(plain_chunks, plain_codes)
 
-    plain_s = best_time(lambda: decode_stream(slots, plain_chunks, False), count, args.repeats, "plain")
-    checked_s = best_time(lambda: decode_stream(slots, checked_chunks, True), count, args.repeats, "checked")
-    naive_s = best_time(lambda: naive_stream(plain_chunks), count, args.repeats, "naive byte-at-a-time")
+    plain_s = best_time(
+        lambda: decode_stream(slots, plain_chunks, False),
+        count,
+        repeats=args.repeats,
+        name="signal_decode",
+        label="plain",
+        unit="frames",
+    )
+    checked_s = best_time(
+        lambda: decode_stream(slots, checked_chunks, True),
+        count,
+        repeats=args.repeats,
+        name="signal_decode",
+        label="checked",
+        unit="frames",
+    )
+    naive_s = best_time(
+        lambda: naive_stream(plain_chunks),
+        count,
+        repeats=args.repeats,
+        name="signal_decode",
+        label="naive byte-at-a-time",
+        unit="frames",
+    )
 
     rates = {"plain": count / plain_s, "checked": count / checked_s, "naive byte-at-a-time": count / naive_s}
     if args.plot:
-        plot(rates, TARGET_FRAMES_PER_S, args.plot)
-    print(
-        json.dumps(
-            {
-                "name": "signal_decode",
-                "figures": {
-                    "plain_frames_per_s": round(rates["plain"]),
-                    "checked_frames_per_s": round(rates["checked"]),
-                    "plain_signals_per_s": round(rates["plain"] * SIGNALS),
-                    "plain_us_per_frame": round(plain_s / count * 1e6, 3),
-                    "checked_us_per_frame": round(checked_s / count * 1e6, 3),
-                },
-                "target": {"plain_frames_per_s": f">= {TARGET_FRAMES_PER_S}"},
-                "baseline": {
-                    "naive_frames_per_s": round(rates["naive byte-at-a-time"]),
-                    "naive_us_per_frame": round(naive_s / count * 1e6, 3),
-                },
-                "notes": (
-                    f"{count} frames of {SIGNALS} OUTPUT signals (2 limit_switch, hc_sr04, sharp_ir, "
-                    f"4 photoresistor from config/devices), {len(plain) // count} B plain / "
-                    f"{len(checked) // count} B checked, fed in {args.chunk}-byte chunks to a fresh "
-                    f"FrameDecoder (codes and physical values), best of {args.repeats}, gc off while "
-                    "timing; baseline: byte-at-a-time Python state machine, int.from_bytes, "
-                    "raw codes only, no validation"
-                ),
-            }
+        bar_plot(
+            rates,
+            target=TARGET_FRAMES_PER_S,
+            unit="frames",
+            title=f"signal frame decoding, {SIGNALS} signals, 64-byte chunks",
+            path=args.plot,
         )
+    emit(
+        "signal_decode",
+        figures={
+            "plain_frames_per_s": round(rates["plain"]),
+            "checked_frames_per_s": round(rates["checked"]),
+            "plain_signals_per_s": round(rates["plain"] * SIGNALS),
+            "plain_us_per_frame": round(plain_s / count * 1e6, 3),
+            "checked_us_per_frame": round(checked_s / count * 1e6, 3),
+        },
+        target={"plain_frames_per_s": f">= {TARGET_FRAMES_PER_S}"},
+        baseline={
+            "naive_frames_per_s": round(rates["naive byte-at-a-time"]),
+            "naive_us_per_frame": round(naive_s / count * 1e6, 3),
+        },
+        notes=(
+            f"{count} frames of {SIGNALS} OUTPUT signals (2 limit_switch, hc_sr04, sharp_ir, "
+            f"4 photoresistor from config/devices), {len(plain) // count} B plain / "
+            f"{len(checked) // count} B checked, fed in {args.chunk}-byte chunks to a fresh "
+            f"FrameDecoder (codes and physical values), best of {args.repeats}, gc off while "
+            "timing; baseline: byte-at-a-time Python state machine, int.from_bytes, "
+            "raw codes only, no validation"
+        ),
     )
     return 0
 

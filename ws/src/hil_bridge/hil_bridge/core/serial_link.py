@@ -117,14 +117,17 @@ class SerialLink:
         self.state = LinkState.RECONNECTING
         self.detail = f"{why}; retrying in {delay:.2f} s"
 
-    def _fail(self, kind: str, exc: Exception) -> None:
-        self.errors[kind] += 1
+    def _close_port(self) -> None:
         if self._serial is not None:
             try:
                 self._serial.close()
             except (serial.SerialException, OSError):
                 self.errors["close"] += 1
             self._serial = None
+
+    def _fail(self, kind: str, exc: Exception) -> None:
+        self.errors[kind] += 1
+        self._close_port()
         self._backoff = self.backoff_min
         self._schedule_retry(f"{self.port}: {kind} failed: {exc}")
 
@@ -166,11 +169,6 @@ class SerialLink:
 
     def close(self) -> None:
         """Close the port for good (no reconnects)."""
-        if self._serial is not None:
-            try:
-                self._serial.close()
-            except (serial.SerialException, OSError):
-                self.errors["close"] += 1
-            self._serial = None
+        self._close_port()
         self.state = LinkState.CLOSED
         self.detail = "closed"
