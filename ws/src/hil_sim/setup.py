@@ -11,7 +11,8 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
-        (f"share/{PACKAGE}/config", glob("config/*")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/worlds", glob("worlds/*.yaml")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
@@ -20,6 +21,9 @@ setup(
     description="World, robot and sensor models (pure numpy core), the simulator node and the virtual MCU.",
     license="Apache-2.0",
     entry_points={
-        "console_scripts": [],
+        "console_scripts": [
+            "sim = hil_sim.sim_node:main",
+            "virtual_mcu = hil_sim.virtual_mcu_node:main",
+        ],
     },
 )

@@ -229,17 +229,7 @@ def device_from_mapping(data: Any, *, source: str) -> DeviceConfig:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise HilBridgeError(f"{where}: duplicate signal name(s) {duplicates}")
-    handler = None
-    if "handler" in data:
-        raw = data["handler"]
-        if not isinstance(raw, dict) or not isinstance(raw.get("template"), str):
-            raise HilBridgeError(f"{where}: field 'handler': expected {{template, pins}}")
-        pins = raw.get("pins", [])
-        if not isinstance(pins, list) or not all(
-            isinstance(p, str) and _IDENTIFIER.fullmatch(p) for p in pins
-        ):
-            raise HilBridgeError(f"{where}: field 'handler.pins': expected a list of pin names")
-        handler = Handler(template=raw["template"], pins=tuple(pins))
+    handler = _handler_from_mapping(data["handler"], where) if "handler" in data else None
     table = data.get("table", {})
     if not isinstance(table, dict):
         raise HilBridgeError(f"{where}: field 'table': expected an object")

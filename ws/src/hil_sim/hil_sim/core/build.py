@@ -1,0 +1,74 @@
+"""Build a :class:`~hil_sim.core.simulation.Simulation` from the shipped data files.
+
+The sensor tables and the motor driver's truth table come from the device library
+of hil_bridge (the same files the bridge and the robot side read), the world from a
+YAML file (``worlds/*.yaml``), so no model constant is written twice.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from hil_bridge.core.devices import DeviceConfig, load_device_library
+from hil_bridge.core.paths import share_dir
+from hil_sim.core.motor import DriverTable
+from hil_sim.core.sensors import PhotoresistorModel, SharpIrModel
+from hil_sim.core.simulation import Simulation
+from hil_sim.core.world import Pose, WorldConfig, load_world
+from hil_sim.errors import HilSimError
+
+
+def default_library() -> dict[str, DeviceConfig]:
+    """hil_bridge's device library."""
+    return load_device_library([share_dir("hil_bridge") / "config" / "devices"])
+
+
+def default_world_path() -> Path:
+    """The demo world shipped with hil_sim."""
+    return share_dir("hil_sim") / "worlds" / "demo.yaml"
+
+
+def grid_starts(start: Pose, robots: int, spacing: float) -> list[Pose]:
+    """Robots on a square grid centred on ``start`` (all on it when spacing is 0)."""
+    side = math.ceil(math.sqrt(robots))
+    offset = (side - 1) / 2
+    return [
+        Pose(start.x + (k % side - offset) * spacing, start.y + (k // side - offset) * spacing, start.yaw)
+        for k in range(robots)
+    ]
+
+
+def build_simulation(
+    world: WorldConfig | str | Path | None = None,
+    *,
+    library: dict[str, DeviceConfig] | None = None,
+    robots: int = 1,
+    spacing: float = 0.0,
+    **options: Any,
+) -> Simulation:
+    """A simulation of the demo robot in ``world`` (a config, a YAML path, or the demo).
+
+    Raises:
+        HilSimError: a world or device file is invalid (the message names it).
+    """
+    if not isinstance(world, WorldConfig):
+        world = load_world(world or default_world_path())
+    library = library if library is not None else default_library()
+    for name in ("sharp_ir", "photoresistor", "dc_motor"):
+        if name not in library:
+            raise HilSimError(f"device library has no {name!r} config (needed by the robot model)")
+    starts = grid_starts(world.start, robots, spacing)
+    half_w, half_h = world.width / 2, world.height / 2
+    if any(abs(p.x) >= half_w or abs(p.y) >= half_h for p in starts):
+        raise HilSimError(f"{robots} robots at spacing {spacing:g} m do not fit the {world.width:g} m arena")
+    return Simulation(
+        world,
+        ir=SharpIrModel.from_table(library["sharp_ir"].table),
+        photoresistor=PhotoresistorModel.from_table(library["photoresistor"].table),
+        driver=DriverTable.from_device_table(library["dc_motor"].table),
+        robots=robots,
+        starts=starts,
+        **options,
+    )

@@ -1,0 +1,261 @@
+"""DC motor behind an L298-style H-bridge: electrical and mechanical model.
+
+Per motor (vectorised over any array shape):
+
+* electrical: ``L di/dt = V - R i - Ke w``
+* mechanical: ``J dw/dt = Kt i - b w - Tc sign(w)``
+
+with ``w`` the motor shaft speed (rad/s), ``J`` the rotor inertia plus the load
+reflected through the gearbox, ``b`` viscous and ``Tc`` Coulomb friction (which also
+holds a motor at rest whose torque cannot overcome it).
+
+The driver gives the voltage from its pins, as the table in ``dc_motor.json`` says:
+enable 0 lets the motor coast (open circuit: no current flows, the motor only slows
+by friction); with enable > 0 the A/B levels select forward (+supply), back (-supply)
+or brake (terminals shorted: V = 0 with the circuit closed, so back-EMF current
+brakes the motor), and the enable duty scales the voltage (PWM averaged over its
+period; the off-phase is treated as the same closed circuit).
+
+Integration over a step of ``dt``: the current is advanced exactly for the speed at
+the start of the step (the electrical time constant, ~0.3 ms, is shorter than a 1 ms
+step, which would make explicit Euler unstable); the speed is advanced with the new
+current and implicit viscous friction. At the fixed point both are exact, so the
+steady-state speed is the analytic one.
+
+That step is affine in the state ``(i, w)`` while the voltage and the direction of
+friction stay the same: ``x' = A x + V cv + d cd``. :meth:`MotorBank.advance` uses it to
+take ``k`` steps at once, ``x_k = A^k x_0 + V Q_k cv + d Q_k cd`` with the powers
+precomputed, which is the same recurrence evaluated in closed form (equal to the
+step-by-step result to rounding). Motors whose speed would change sign, or that sit
+at rest held by friction, are reported so the caller steps them one by one instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from hil_sim.errors import HilSimError
+
+Array = npt.NDArray[np.float64]
+
+#: Enable duty that means always on (the dc_motor device config's enable range).
+ENABLE_FULL = 1024.0
+
+
+class Bridge(IntEnum):
+    """H-bridge state of one motor channel."""
+
+    COAST = 0
+    FORWARD = 1
+    BACK = 2
+    BRAKE = 3
+
+
+@dataclass(frozen=True)
+class DriverTable:
+    """Bridge state for each A,B level pair when enable > 0; coast when enable is 0."""
+
+    by_a_b: tuple[Bridge, Bridge, Bridge, Bridge]  # index a * 2 + b
+
+    @classmethod
+    def from_device_table(cls, table: dict[str, Any]) -> DriverTable:
+        """Read the ``table`` of the dc_motor device config.
+
+        Raises:
+            HilSimError: a missing or unknown entry.
+        """
+        if table.get("when_enable_is_0") != "coast":
+            raise HilSimError("dc_motor table: when_enable_is_0 must be 'coast'")
+        rows = table.get("by_a_b")
+        if not isinstance(rows, dict):
+            raise HilSimError("dc_motor table: by_a_b: expected a mapping of 'a,b' to a state")
+        states = []
+        for key in ("0,0", "0,1", "1,0", "1,1"):
+            name = rows.get(key)
+            try:
+                states.append(Bridge[str(name).upper()])
+            except KeyError:
+                raise HilSimError(
+                    f"dc_motor table: by_a_b[{key!r}]: {name!r} is not forward|back|brake|coast"
+                ) from None
+        return cls((states[0], states[1], states[2], states[3]))
+
+
+#: The L298 truth table (also what config/devices/dc_motor.json ships).
+L298 = DriverTable((Bridge.BRAKE, Bridge.BACK, Bridge.FORWARD, Bridge.BRAKE))
+
+
+@dataclass(frozen=True)
+class MotorParams:
+    """A small geared DC motor (defaults: a 6 V "TT" hobby gearmotor, 1:48)."""
+
+    resistance: float = 3.0  # ohm
+    inductance: float = 1.0e-3  # H
+    ke: float = 0.0057  # V s/rad, at the motor shaft
+    kt: float = 0.0057  # N m/A
+    rotor_inertia: float = 1.0e-6  # kg m^2
+    viscous: float = 1.0e-7  # N m s/rad
+    coulomb: float = 5.0e-4  # N m
+    gear_ratio: float = 48.0
+    supply_voltage: float = 6.0  # V at full enable
+
+    def __post_init__(self) -> None:
+        for name in ("resistance", "inductance", "ke", "kt", "rotor_inertia", "gear_ratio", "supply_voltage"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise HilSimError(f"motor: {name} = {value!r} must be a positive number")
+        for name in ("viscous", "coulomb"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise HilSimError(f"motor: {name} = {value!r} must be >= 0")
+
+    def steady_speed(self, voltage: float, load_inertia: float = 0.0) -> float:
+        """Analytic steady motor-shaft speed (rad/s) at a constant voltage (> the friction)."""
+        del load_inertia  # inertia does not change the steady state
+        drive = self.kt * voltage / self.resistance - self.coulomb
+        return max(drive, 0.0) / (self.viscous + self.kt * self.ke / self.resistance)
+
+    def poles(self, load_inertia: float = 0.0) -> tuple[complex, complex]:
+        """Eigenvalues (1/s) of the linear electrical-mechanical system."""
+        inertia = self.rotor_inertia + load_inertia
+        system = np.array(
+            [
+                [-self.resistance / self.inductance, -self.ke / self.inductance],
+                [self.kt / inertia, -self.viscous / inertia],
+            ]
+        )
+        first, second = np.linalg.eigvals(system)
+        return complex(first), complex(second)
+
+
+def bridge_state(enable: Array, a: Array, b: Array, table: DriverTable = L298) -> npt.NDArray[np.int64]:
+    """Bridge state per motor from its pin values (enable 0..1024, a and b 0/1)."""
+    lookup = np.array([int(s) for s in table.by_a_b])
+    index = (np.asarray(a) > 0.5).astype(np.int64) * 2 + (np.asarray(b) > 0.5).astype(np.int64)
+    return np.where(np.asarray(enable) > 0, lookup[index], int(Bridge.COAST))
+
+
+def bridge_voltage(state: npt.NDArray[np.int64], enable: Array, supply: float) -> Array:
+    """Averaged terminal voltage for each bridge state and enable duty."""
+    duty: Array = np.clip(np.asarray(enable, dtype=float), 0.0, ENABLE_FULL) / ENABLE_FULL
+    sign: Array = np.select([state == Bridge.FORWARD, state == Bridge.BACK], [1.0, -1.0], 0.0)
+    voltage: Array = sign * duty * supply
+    return voltage
+
+
+class MotorBank:
+    """The states (current, shaft speed) of many identical motors, stepped together."""
+
+    def __init__(
+        self, params: MotorParams, shape: tuple[int, ...], *, load_inertia: float = 0.0, dt: float
+    ) -> None:
+        if not (math.isfinite(dt) and dt > 0):
+            raise HilSimError(f"motor step dt = {dt!r} must be positive")
+        self.params = params
+        self.dt = dt
+        self.inertia = params.rotor_inertia + load_inertia
+        self.current: Array = np.zeros(shape)
+        self.speed: Array = np.zeros(shape)
+        self._alpha = math.exp(-params.resistance * dt / params.inductance)
+        self._denominator = self.inertia + params.viscous * dt
+        self._powers: dict[bool, tuple[Array, Array, Array]] = {}
+        self._max_block = 0
+
+    def step(
+        self, voltage: Array, closed: npt.NDArray[np.bool_], rows: npt.NDArray[np.intp] | None = None
+    ) -> None:
+        """Advance every motor (or those of ``rows``) by ``dt`` at the given terminal voltages."""
+        index = slice(None) if rows is None else rows
+        p = self.params
+        speed = self.speed[index]
+        steady = (voltage[index] - p.ke * speed) / p.resistance
+        current = np.where(closed[index], steady + (self.current[index] - steady) * self._alpha, 0.0)
+        drive = p.kt * current
+        moving = speed != 0.0
+        direction = np.where(moving, np.sign(speed), np.sign(drive))
+        tried = (self.inertia * speed + self.dt * (drive - p.coulomb * direction)) / self._denominator
+        weak = np.abs(drive) <= p.coulomb
+        # Friction holds a motor that is at rest, or stops one whose speed it reverses,
+        # unless the drive torque exceeds it.
+        held = weak & (~moving | (np.sign(tried) != np.sign(speed)))
+        self.current[index] = current
+        self.speed[index] = np.where(held, 0.0, tried)
+
+    def _closed_form(self, closed: bool, steps: int) -> tuple[Array, Array, Array]:
+        """Powers ``A^k`` (K, 2, 2) and the sums ``Q_k cv``, ``Q_k cd`` (K, 2) for k = 1..steps."""
+        if steps > self._max_block:
+            self._powers.clear()
+            self._max_block = max(steps, 2 * self._max_block, 32)
+        if closed not in self._powers:
+            p, dt, alpha, den = self.params, self.dt, self._alpha, self._denominator
+            if closed:
+                gain = dt * p.kt / den
+                a = np.array(
+                    [
+                        [alpha, -(1 - alpha) * p.ke / p.resistance],
+                        [gain * alpha, self.inertia / den - gain * (1 - alpha) * p.ke / p.resistance],
+                    ]
+                )
+                cv = np.array([(1 - alpha) / p.resistance, gain * (1 - alpha) / p.resistance])
+            else:
+                a = np.array([[0.0, 0.0], [0.0, self.inertia / den]])
+                cv = np.zeros(2)
+            cd = np.array([0.0, -dt * p.coulomb / den])
+            powers: list[Array] = []
+            sums_v: list[Array] = []
+            sums_d: list[Array] = []
+            power, acc_v, acc_d = np.eye(2), np.zeros(2), np.zeros(2)
+            for _ in range(self._max_block):
+                acc_v, acc_d = a @ acc_v + cv, a @ acc_d + cd
+                power = a @ power
+                powers.append(power)
+                sums_v.append(acc_v)
+                sums_d.append(acc_d)
+            self._powers[closed] = (np.array(powers), np.array(sums_v), np.array(sums_d))
+        table_a, table_v, table_d = self._powers[closed]
+        return table_a[:steps], table_v[:steps], table_d[:steps]
+
+    def advance(
+        self, voltage: Array, closed: npt.NDArray[np.bool_], steps: int
+    ) -> tuple[Array, npt.NDArray[np.bool_]]:
+        """Take ``steps`` steps at once where the closed form holds.
+
+        Returns:
+            The speeds (shape + (steps,)) along the way, and a mask of the motors for
+            which the closed form did not hold (their state is left untouched; step
+            them one by one with :meth:`step`).
+        """
+        speed0, current0 = self.speed, self.current
+        direction = np.where(speed0 != 0.0, np.sign(speed0), np.sign(voltage))
+        i0, w0 = current0[..., None], speed0[..., None]
+        v, d = voltage[..., None], direction[..., None]
+        trajectories = {}
+        for is_closed in {bool(c) for c in np.unique(closed)}:
+            powers, sum_v, sum_d = self._closed_form(is_closed, steps)
+            current = powers[:, 0, 0] * i0 + powers[:, 0, 1] * w0 + v * sum_v[:, 0] + d * sum_d[:, 0]
+            speed = powers[:, 1, 0] * i0 + powers[:, 1, 1] * w0 + v * sum_v[:, 1] + d * sum_d[:, 1]
+            trajectories[is_closed] = (current, speed)
+        if len(trajectories) == 1:
+            current, speed = next(iter(trajectories.values()))
+        else:
+            pick = closed[..., None]
+            current = np.where(pick, trajectories[True][0], trajectories[False][0])
+            speed = np.where(pick, trajectories[True][1], trajectories[False][1])
+        # The closed form assumed friction kept one direction; a motor whose speed
+        # changes sign (or one at rest that friction may hold) needs the exact steps.
+        keeps_sign = (np.sign(speed) == direction[..., None]).all(axis=-1)
+        resting = (direction == 0.0) & (np.abs(speed) == 0.0).all(axis=-1)
+        valid = keeps_sign | resting
+        self.current = np.where(valid, current[..., -1], self.current)
+        self.speed = np.where(valid, speed[..., -1], self.speed)
+        return speed, ~valid
+
+    def torque(self) -> Array:
+        """Motor-shaft torque (N m) from the present current."""
+        return self.params.kt * self.current

@@ -1,0 +1,339 @@
+"""The world: a walled arena with box obstacles, boards that can fall, and a light.
+
+Everything solid is a set of 2-D line segments (the robot and its rangers live in a
+plane): the arena walls, the four sides of every box, and the four sides of every
+standing board. A board stands on its short edge; its footprint is ``width`` by
+``thickness``. When the robot hits it at more than ``push_threshold`` (speed toward
+the board, m/s) it falls and lies flat: its segments are switched off, so it no
+longer blocks the robot or the rangers.
+
+The demo layout (DESIGN.md) is a ring of boards around the robot's start, each with
+its broad face toward the centre. Worlds load from YAML::
+
+    arena: {width: 4.0, height: 4.0}          # metres, centred on the origin
+    start: {x: 0.0, y: 0.0, yaw: 0.0}         # robot start (robot i is offset, see below)
+    light: {x: 1.5, y: 1.5, reference_distance: 0.5}
+    boxes: [{x: 1.2, y: -1.0, width: 0.3, depth: 0.2, yaw: 0.0}]
+    boards:
+      push_threshold: 0.05                    # m/s
+      ring: {count: 6, radius: 0.6, width: 0.1, thickness: 0.02, height: 0.3}
+      items: [{x: 1.0, y: 0.0, yaw: 0.0, width: 0.1, thickness: 0.02, height: 0.3}]
+
+A bad file raises :class:`~hil_sim.errors.HilSimError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import yaml
+
+from hil_sim.errors import HilSimError
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Box:
+    """A fixed rectangular obstacle, centred at (x, y), rotated by yaw."""
+
+    x: float
+    y: float
+    width: float
+    depth: float
+    yaw: float = 0.0
+
+
+@dataclass(frozen=True)
+class Board:
+    """A board standing on its short edge; ``yaw`` is the direction its broad face points."""
+
+    x: float
+    y: float
+    yaw: float
+    width: float = 0.1
+    thickness: float = 0.02
+    height: float = 0.3
+
+
+@dataclass(frozen=True)
+class Light:
+    """A point light; a photoresistor facing it from ``reference_distance`` reads 1000."""
+
+    x: float
+    y: float
+    reference_distance: float = 0.5
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A planar pose (m, m, rad)."""
+
+    x: float = 0.0
+    y: float = 0.0
+    yaw: float = 0.0
+
+
+@dataclass(frozen=True)
+class WorldConfig:
+    """Static description of a world."""
+
+    width: float = 4.0
+    height: float = 4.0
+    start: Pose = Pose()
+    light: Light = Light(1.5, 1.5)
+    boxes: tuple[Box, ...] = ()
+    boards: tuple[Board, ...] = ()
+    push_threshold: float = 0.05
+
+
+def ring_of_boards(
+    count: int,
+    radius: float,
+    *,
+    centre: Pose = Pose(),
+    width: float = 0.1,
+    thickness: float = 0.02,
+    height: float = 0.3,
+) -> tuple[Board, ...]:
+    """``count`` boards evenly on a circle, broad faces toward its centre."""
+    boards = []
+    for k in range(count):
+        angle = 2 * math.pi * k / count
+        x = centre.x + radius * math.cos(angle)
+        y = centre.y + radius * math.sin(angle)
+        boards.append(Board(x, y, math.atan2(centre.y - y, centre.x - x), width, thickness, height))
+    return tuple(boards)
+
+
+def demo_world() -> WorldConfig:
+    """The HIL demo: six boards in a 0.6 m ring around the start, light in a corner."""
+    return WorldConfig(boards=ring_of_boards(6, 0.6))
+
+
+def rectangle_corners(
+    x: float, y: float, along: float, across: float, yaw: float
+) -> list[tuple[float, float]]:
+    """Corners of a rectangle ``along`` long in direction ``yaw``, ``across`` wide."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    half_a, half_c = along / 2, across / 2
+    return [
+        (x + c * da - s * dc, y + s * da + c * dc)
+        for da, dc in ((half_a, half_c), (-half_a, half_c), (-half_a, -half_c), (half_a, -half_c))
+    ]
+
+
+class WorldGeometry:
+    """The world as segments, with a switch per board, for collisions and ray casts."""
+
+    def __init__(self, config: WorldConfig) -> None:
+        self.config = config
+        starts: list[tuple[float, float]] = []
+        ends: list[tuple[float, float]] = []
+        owners: list[int] = []
+
+        def polygon(corners: list[tuple[float, float]], owner: int) -> None:
+            for k, corner in enumerate(corners):
+                starts.append(corner)
+                ends.append(corners[(k + 1) % len(corners)])
+                owners.append(owner)
+
+        half_w, half_h = config.width / 2, config.height / 2
+        polygon([(half_w, half_h), (-half_w, half_h), (-half_w, -half_h), (half_w, -half_h)], -1)
+        for box in config.boxes:
+            polygon(rectangle_corners(box.x, box.y, box.width, box.depth, box.yaw), -1)
+        for index, board in enumerate(config.boards):
+            # The broad face points along yaw, so the board extends across it.
+            polygon(rectangle_corners(board.x, board.y, board.thickness, board.width, board.yaw), index)
+        self.start: Array = np.array(starts, dtype=float)
+        self.end: Array = np.array(ends, dtype=float)
+        self.owner = np.array(owners, dtype=int)
+        self.delta: Array = self.end - self.start
+        self.length_sq: Array = np.einsum("ij,ij->i", self.delta, self.delta)
+        self.standing = np.ones(len(config.boards), dtype=bool)
+        self._solid_key: bytes | None = None
+        self._solid: tuple[Array, Array, Array, npt.NDArray[np.intp]] | None = None
+
+    def _solid_segments(self) -> tuple[Array, Array, Array, npt.NDArray[np.intp]]:
+        """Start, delta, |delta|^2 and index of the solid segments, cached until a board falls."""
+        key = self.standing.tobytes()
+        if key != self._solid_key or self._solid is None:
+            index = np.flatnonzero(self.active())
+            self._solid = (self.start[index], self.delta[index], self.length_sq[index], index)
+            self._solid_key = key
+        return self._solid
+
+    @property
+    def boards_down(self) -> int:
+        """How many boards have fallen."""
+        return int((~self.standing).sum())
+
+    def active(self) -> npt.NDArray[np.bool_]:
+        """Which segments are solid now (walls and boxes always; boards while standing)."""
+        solid = np.ones(len(self.owner), dtype=bool)
+        is_board = self.owner >= 0
+        solid[is_board] = self.standing[self.owner[is_board]]
+        return solid
+
+    def reset(self) -> None:
+        """Stand every board up again."""
+        self.standing[:] = True
+
+    def closest(self, points: Array) -> tuple[Array, Array, npt.NDArray[np.intp]]:
+        """For each point (P, 2): distance to the nearest solid segment, the point on it, its index."""
+        start, delta, length_sq, active = self._solid_segments()
+        rel = points[:, None, :] - start[None, :, :]
+        t = np.clip(np.einsum("psk,sk->ps", rel, delta) / length_sq, 0.0, 1.0)
+        nearest = start[None, :, :] + t[..., None] * delta[None, :, :]
+        gap = points[:, None, :] - nearest
+        dist = np.sqrt(np.einsum("psk,psk->ps", gap, gap))
+        which = np.argmin(dist, axis=1)
+        rows = np.arange(len(points))
+        return dist[rows, which], nearest[rows, which], active[which].astype(np.intp)
+
+    def cast(self, ox: Array, oy: Array, dx: Array, dy: Array, max_range: float) -> Array:
+        """Distance along rays to the first solid segment, ``max_range`` if none.
+
+        Args:
+            ox: Ray origins, x (any shape).
+            oy: Ray origins, y.
+            dx: Unit directions, x.
+            dy: Unit directions, y.
+            max_range: Longest distance reported.
+        """
+        start, delta, _, _ = self._solid_segments()
+        shape = ox.shape
+        # Solve origin + t * dir = start + u * delta for every ray/segment pair.
+        ox, oy, dx, dy = (a.reshape(-1, 1) for a in (ox, oy, dx, dy))
+        sx, sy = start[None, :, 0], start[None, :, 1]
+        ex, ey = delta[None, :, 0], delta[None, :, 1]
+        denom = dx * ey - dy * ex
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = ((sx - ox) * ey - (sy - oy) * ex) / denom
+            u = ((sx - ox) * dy - (sy - oy) * dx) / denom
+        hit = (np.abs(denom) > 1e-12) & (t >= 0.0) & (u >= 0.0) & (u <= 1.0)
+        t = np.where(hit, t, max_range)
+        nearest: Array = np.minimum(t.min(axis=1, initial=max_range), max_range)
+        return nearest.reshape(shape)
+
+
+# --- YAML ------------------------------------------------------------------------------
+
+
+def _number(
+    data: dict[str, Any], key: str, where: str, *, default: float | None = None, positive: bool = False
+) -> float:
+    if key not in data:
+        if default is None:
+            raise HilSimError(f"{where}.{key}: missing")
+        return default
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise HilSimError(f"{where}.{key}: {value!r} is not a finite number")
+    if positive and value <= 0:
+        raise HilSimError(f"{where}.{key}: {value!r} must be greater than 0")
+    return float(value)
+
+
+def _mapping(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise HilSimError(f"{where}: expected a mapping")
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise HilSimError(f"{where}.{unknown[0]}: unknown key (allowed: {', '.join(sorted(allowed))})")
+    return data
+
+
+def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
+    """Validate a world description (see the module docstring).
+
+    Raises:
+        HilSimError: naming ``source`` and the bad key, e.g. ``world.yaml: boards.ring.count``.
+    """
+    top = _mapping(data, source, {"arena", "start", "light", "boxes", "boards"})
+    arena = _mapping(top.get("arena"), f"{source}: arena", {"width", "height"})
+    width = _number(arena, "width", f"{source}: arena", default=4.0, positive=True)
+    height = _number(arena, "height", f"{source}: arena", default=4.0, positive=True)
+    start_data = _mapping(top.get("start"), f"{source}: start", {"x", "y", "yaw"})
+    start = Pose(*(_number(start_data, k, f"{source}: start", default=0.0) for k in ("x", "y", "yaw")))
+    light_data = _mapping(top.get("light"), f"{source}: light", {"x", "y", "reference_distance"})
+    light = Light(
+        _number(light_data, "x", f"{source}: light", default=1.5),
+        _number(light_data, "y", f"{source}: light", default=1.5),
+        _number(light_data, "reference_distance", f"{source}: light", default=0.5, positive=True),
+    )
+    boxes_data = top.get("boxes") or []
+    if not isinstance(boxes_data, list):
+        raise HilSimError(f"{source}: boxes: expected a list")
+    boxes = []
+    for index, raw in enumerate(boxes_data):
+        where = f"{source}: boxes[{index}]"
+        item = _mapping(raw, where, {"x", "y", "width", "depth", "yaw"})
+        boxes.append(
+            Box(
+                _number(item, "x", where),
+                _number(item, "y", where),
+                _number(item, "width", where, positive=True),
+                _number(item, "depth", where, positive=True),
+                _number(item, "yaw", where, default=0.0),
+            )
+        )
+    board_data = _mapping(top.get("boards"), f"{source}: boards", {"push_threshold", "ring", "items"})
+    threshold = _number(board_data, "push_threshold", f"{source}: boards", default=0.05, positive=True)
+    boards: list[Board] = []
+    if board_data.get("ring") is not None:
+        where = f"{source}: boards.ring"
+        ring = _mapping(board_data["ring"], where, {"count", "radius", "width", "thickness", "height"})
+        count = ring.get("count")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise HilSimError(f"{where}.count: {count!r} is not a positive integer")
+        boards += ring_of_boards(
+            count,
+            _number(ring, "radius", where, positive=True),
+            centre=start,
+            width=_number(ring, "width", where, default=0.1, positive=True),
+            thickness=_number(ring, "thickness", where, default=0.02, positive=True),
+            height=_number(ring, "height", where, default=0.3, positive=True),
+        )
+    items = board_data.get("items") or []
+    if not isinstance(items, list):
+        raise HilSimError(f"{source}: boards.items: expected a list")
+    for index, raw in enumerate(items):
+        where = f"{source}: boards.items[{index}]"
+        item = _mapping(raw, where, {"x", "y", "yaw", "width", "thickness", "height"})
+        boards.append(
+            Board(
+                _number(item, "x", where),
+                _number(item, "y", where),
+                _number(item, "yaw", where, default=0.0),
+                _number(item, "width", where, default=0.1, positive=True),
+                _number(item, "thickness", where, default=0.02, positive=True),
+                _number(item, "height", where, default=0.3, positive=True),
+            )
+        )
+    for name, thing in (("start", start), ("light", light)):
+        if abs(thing.x) >= width / 2 or abs(thing.y) >= height / 2:
+            raise HilSimError(f"{source}: {name}: ({thing.x:g}, {thing.y:g}) is outside the arena")
+    return WorldConfig(width, height, start, light, tuple(boxes), tuple(boards), threshold)
+
+
+def load_world(path: str | Path) -> WorldConfig:
+    """Load a world YAML file.
+
+    Raises:
+        HilSimError: unreadable file, bad YAML or invalid keys; names the file and key.
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise HilSimError(f"{path}: cannot read world: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise HilSimError(f"{path}: invalid YAML: {exc}") from exc
+    return world_from_mapping(data, source=str(path))

@@ -1,0 +1,490 @@
+"""``sim``: the simulated world and robots, stepped in a thread of their own.
+
+With ``rtf`` 1 the simulation keeps pace with the wall clock (2 = twice as fast);
+with ``rtf`` 0 it runs as fast as it can and other nodes follow it through ``/clock``
+(``use_sim_time``). Every ``1/signal_rate`` of simulated time it applies the MCU pins
+last received on ``hil/signals/to_sim`` and publishes the sensor signals on
+``hil/signals/from_sim``; at ``publish_rate`` the ground truth (``odom``, ``tf``,
+``joint_states``) and the sensors (``range/ultrasonic``, ``range/ir``,
+``light/front|left|back|right``, ``mag``). ``world/markers`` shows walls, boxes, boards (standing or
+fallen), the light and each robot's LED. With several robots every per-robot topic
+is under ``robot_<i>/``. Services: ``reset_world`` (std_srvs/Trigger) and ``teleport``
+(hil_msgs/TeleportRobot). Topics nobody subscribes to are not built at all, which
+keeps large swarms cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from pathlib import Path
+
+import rclpy
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import TransformStamped
+from nav_msgs.msg import Odometry
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Illuminance, JointState, MagneticField, Range
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+from hil_bridge import qos
+from hil_bridge.core.devices import load_device_library
+from hil_bridge.core.loop_timing import DeadlineScheduler
+from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.errors import HilBridgeError
+from hil_bridge.parameters import declare_parameters
+from hil_msgs.msg import Signal, SignalArray
+from hil_msgs.srv import TeleportRobot
+from hil_sim.core.build import build_simulation, default_library, default_world_path
+from hil_sim.core.signals import PinState, sensor_signals
+from hil_sim.core.simulation import Simulation
+from hil_sim.core.world import Pose
+from hil_sim.errors import HilSimError
+
+NODE_NAME = "sim"
+#: The four photoresistors in mount order (RobotParams.light_mounts). Topic name tokens
+#: cannot start with a digit, so ``light/<side>`` rather than ``light/0``.
+LIGHT_SIDES = ("front", "left", "back", "right")
+
+PARAMETERS = (
+    ParamSpec("robots", 1, "Number of robots (one vectorised world).", min=1, max=1000),
+    ParamSpec("world", "", "World YAML file; empty: worlds/demo.yaml of hil_sim."),
+    ParamSpec(
+        "rtf",
+        1.0,
+        "Real-time factor: 1 keeps pace with the wall clock, 0 runs as fast as possible.",
+        min=0.0,
+        max=1000.0,
+    ),
+    ParamSpec("physics_rate", 1000.0, "Physics steps per simulated second.", min=100.0, max=100000.0),
+    ParamSpec(
+        "sensor_rate",
+        50.0,
+        "Sensor samples per simulated second (must divide physics_rate).",
+        min=1.0,
+        max=1000.0,
+    ),
+    ParamSpec(
+        "signal_rate", 200.0, "Signal exchanges with the MCU side per simulated second.", min=1.0, max=1000.0
+    ),
+    ParamSpec(
+        "publish_rate", 50.0, "Ground truth and sensor topics per simulated second.", min=0.1, max=1000.0
+    ),
+    ParamSpec("marker_period", 0.5, "Seconds of simulated time between world/markers.", min=0.01, max=60.0),
+    ParamSpec(
+        "seed", 0, "Seed of every sensor's noise (runs with one seed are identical).", min=0, max=2**31 - 1
+    ),
+    ParamSpec(
+        "robot_spacing",
+        0.4,
+        "Grid spacing (m) of several robots around the world's start.",
+        min=0.0,
+        max=10.0,
+    ),
+    ParamSpec("publish_clock", True, "Publish /clock with the simulated time."),
+    ParamSpec("device_configs", [], "Device config files or folders; empty: hil_bridge's library."),
+)
+
+
+def stamp_of(seconds: float) -> Time:
+    """A ROS time stamp for simulated seconds."""
+    whole = math.floor(seconds)
+    return Time(sec=int(whole), nanosec=round((seconds - whole) * 1e9) % 1_000_000_000)
+
+
+def yaw_quaternion(yaw: float) -> tuple[float, float, float, float]:
+    """(x, y, z, w) of a rotation about z."""
+    return (0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
+
+
+class RobotTopics:
+    """Publishers and reusable messages of one robot."""
+
+    def __init__(self, node: Node, prefix: str) -> None:
+        self.prefix = prefix
+        self.odom = node.create_publisher(Odometry, f"{prefix}odom", qos.SENSOR)
+        self.joints = node.create_publisher(JointState, f"{prefix}joint_states", qos.SENSOR)
+        self.ultrasonic = node.create_publisher(Range, f"{prefix}range/ultrasonic", qos.SENSOR)
+        self.ir = node.create_publisher(Range, f"{prefix}range/ir", qos.SENSOR)
+        self.light = [
+            node.create_publisher(Illuminance, f"{prefix}light/{side}", qos.SENSOR) for side in LIGHT_SIDES
+        ]
+        self.mag = node.create_publisher(MagneticField, f"{prefix}mag", qos.SENSOR)
+        self.from_sim = node.create_publisher(SignalArray, f"{prefix}hil/signals/from_sim", qos.SENSOR)
+
+    def frame(self, name: str) -> str:
+        """A frame of this robot (``robot_3/base_link``)."""
+        return f"{self.prefix}{name}"
+
+
+class SimNode(Node):
+    """The simulator: one world, N robots, a stepping thread, ROS topics and services."""
+
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        params = declare_parameters(self, PARAMETERS)
+        world = params.as_str("world") or default_world_path()
+        configs = params.as_strings("device_configs")
+        library = load_device_library([Path(p) for p in configs]) if configs else default_library()
+        self.robots = params.as_int("robots")
+        self.sim: Simulation = build_simulation(
+            world,
+            library=library,
+            robots=self.robots,
+            spacing=params.as_float("robot_spacing") if self.robots > 1 else 0.0,
+            physics_rate=params.as_float("physics_rate"),
+            sensor_rate=params.as_float("sensor_rate"),
+            seed=params.as_int("seed"),
+        )
+        self.rtf = params.as_float("rtf")
+        self.chunk = max(1, round(params.as_float("physics_rate") / params.as_float("signal_rate")))
+        self.publish_every = max(1, round(params.as_float("physics_rate") / params.as_float("publish_rate")))
+        self.marker_every = max(1, round(params.as_float("physics_rate") * params.as_float("marker_period")))
+        self.publish_clock = params.as_bool("publish_clock")
+        self.pins = PinState.zeros(self.robots)
+        self._pins_dirty = False
+        self.lock = threading.Lock()
+
+        prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
+        self.topics = [RobotTopics(self, prefix) for prefix in prefixes]
+        for index, prefix in enumerate(prefixes):
+            self.create_subscription(
+                SignalArray,
+                f"{prefix}hil/signals/to_sim",
+                lambda m, i=index: self.on_to_sim(i, m),
+                qos.SENSOR,
+            )
+        self.tf = self.create_publisher(TFMessage, "tf", qos.COMMAND)
+        self.clock = self.create_publisher(Clock, "clock", qos.COMMAND)
+        self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
+        self.create_service(Trigger, "reset_world", self.on_reset)
+        self.create_service(TeleportRobot, "teleport", self.on_teleport)
+        self._warned: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self.run, name="sim-step", daemon=True)
+        self.achieved_rtf = 0.0
+        self.failure: Exception | None = None
+        self.get_logger().info(
+            f"{self.robots} robot(s), world {world}, rtf {self.rtf:g}, "
+            f"{params.as_float('physics_rate'):g} Hz physics, seed {params.as_int('seed')}"
+        )
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the stepping thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop stepping."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
+
+    # --- callbacks --------------------------------------------------------------------
+
+    def on_to_sim(self, robot: int, message: SignalArray) -> None:
+        """Take a robot's MCU pins."""
+        unknown = self.pins.update(robot, [(s.device, s.name, s.value) for s in message.signals])
+        self._pins_dirty = True
+        for name in unknown:
+            if name not in self._warned:
+                self._warned.add(name)
+                self.get_logger().warning(
+                    f"hil/signals/to_sim: {name} is not a pin of the robot model; ignored"
+                )
+
+    def on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """Robots to their starts, boards up, time to zero."""
+        del request
+        with self.lock:
+            self.sim.reset()
+            self.pins.apply(self.sim)
+        response.success = True
+        response.message = f"world reset: {self.robots} robot(s) at their starts, all boards standing"
+        return response
+
+    def on_teleport(
+        self, request: TeleportRobot.Request, response: TeleportRobot.Response
+    ) -> TeleportRobot.Response:
+        """Place a robot."""
+        try:
+            with self.lock:
+                self.sim.teleport(int(request.robot), Pose(request.x, request.y, request.yaw))
+        except HilSimError as exc:
+            response.success, response.message = False, str(exc)
+            return response
+        response.success = True
+        response.message = f"robot {request.robot} at ({request.x:g}, {request.y:g}, {request.yaw:g})"
+        return response
+
+    # --- stepping -----------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Step the world until stopped; a failure stops the node with the error logged."""
+        try:
+            self.step_forever()
+        except Exception as exc:
+            if self._stop.is_set() or not self.context.ok():
+                return  # shutting down: publishing into a closed context is expected
+            self.failure = exc
+            self.get_logger().fatal(f"simulation stopped: {type(exc).__name__}: {exc}")
+            self.context.try_shutdown()
+
+    def step_forever(self) -> None:
+        """Step the world: paced by ``rtf``, or as fast as possible."""
+        sim = self.sim
+        period = self.chunk * sim.dt / self.rtf if self.rtf > 0 else None
+        scheduler = DeadlineScheduler(period) if period else None
+        window_wall, window_sim = time.monotonic(), sim.time
+        next_report = window_wall + 1.0
+        while not self._stop.is_set():
+            if scheduler is not None:
+                scheduler.wait()
+            with self.lock:
+                if self._pins_dirty:
+                    self._pins_dirty = False
+                    self.pins.apply(sim)
+                sim.step(self.chunk)
+                self.publish_step()
+            now = time.monotonic()
+            if now >= next_report:
+                self.achieved_rtf = (sim.time - window_sim) / (now - window_wall)
+                window_wall, window_sim, next_report = now, sim.time, now + 1.0
+                self.publish_diagnostics()
+
+    def publish_step(self) -> None:
+        """Everything due at the current simulated time."""
+        sim = self.sim
+        stamp = stamp_of(sim.time)
+        if self.publish_clock:
+            self.clock.publish(Clock(clock=stamp))
+        for robot, topics in enumerate(self.topics):
+            if topics.from_sim.get_subscription_count():
+                message = SignalArray(
+                    signals=[Signal(device=d, name=n, value=v) for d, n, v in sensor_signals(sim, robot)]
+                )
+                message.header.stamp = stamp
+                topics.from_sim.publish(message)
+        if sim.steps % self.publish_every < self.chunk:
+            self.publish_state(stamp)
+        if sim.steps % self.marker_every < self.chunk:
+            self.markers.publish(self.marker_array(stamp))
+
+    def publish_state(self, stamp: Time) -> None:
+        """Ground truth and sensors of every robot."""
+        sim = self.sim
+        transforms = []
+        for robot, topics in enumerate(self.topics):
+            x, y, yaw = float(sim.x[robot]), float(sim.y[robot]), float(sim.yaw[robot])
+            qx, qy, qz, qw = yaw_quaternion(yaw)
+            transform = TransformStamped()
+            transform.header.stamp, transform.header.frame_id = stamp, "odom"
+            transform.child_frame_id = topics.frame("base_link")
+            transform.transform.translation.x, transform.transform.translation.y = x, y
+            rotation = transform.transform.rotation
+            rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
+            transforms.append(transform)
+            if topics.odom.get_subscription_count():
+                odom = Odometry()
+                odom.header.stamp, odom.header.frame_id = stamp, "odom"
+                odom.child_frame_id = topics.frame("base_link")
+                odom.pose.pose.position.x, odom.pose.pose.position.y = x, y
+                orientation = odom.pose.pose.orientation
+                orientation.x, orientation.y, orientation.z, orientation.w = qx, qy, qz, qw
+                odom.twist.twist.linear.x = float(sim.v[robot])
+                odom.twist.twist.angular.z = float(sim.w[robot])
+                topics.odom.publish(odom)
+            if topics.joints.get_subscription_count():
+                joints = JointState(name=["left_wheel_joint", "right_wheel_joint"])
+                joints.header.stamp = stamp
+                joints.position = [float(a) for a in sim.wheel_angle[robot]]
+                gear = sim.robot.motor.gear_ratio
+                joints.velocity = [float(s) / gear for s in sim.motors.speed[robot]]
+                topics.joints.publish(joints)
+            self.publish_sensors(robot, topics, stamp)
+        self.tf.publish(TFMessage(transforms=transforms))
+
+    def publish_sensors(self, robot: int, topics: RobotTopics, stamp: Time) -> None:
+        """The sensor topics of one robot, from its last sample."""
+        readings = self.sim.readings
+        for publisher, frame, kind, fov, low, high, value in (
+            (
+                topics.ultrasonic,
+                "ultrasonic_link",
+                Range.ULTRASOUND,
+                math.radians(30),
+                0.02,
+                2.0,
+                readings.ultrasonic_cm[robot] / 100,
+            ),
+            (
+                topics.ir,
+                "ir_link",
+                Range.INFRARED,
+                math.radians(6),
+                0.15,
+                1.5,
+                float(self.sim.ir.distance(readings.ir_voltage[robot])) / 100,
+            ),
+        ):
+            if publisher.get_subscription_count():
+                message = Range(
+                    radiation_type=kind, field_of_view=fov, min_range=low, max_range=high, range=float(value)
+                )
+                message.header.stamp, message.header.frame_id = stamp, topics.frame(frame)
+                publisher.publish(message)
+        for k, publisher in enumerate(topics.light):
+            if publisher.get_subscription_count():
+                light = Illuminance(illuminance=float(readings.light[robot, k]))
+                light.header.stamp, light.header.frame_id = (
+                    stamp,
+                    topics.frame(f"light_{LIGHT_SIDES[k]}_link"),
+                )
+                publisher.publish(light)
+        if topics.mag.get_subscription_count():
+            field = MagneticField()
+            field.header.stamp, field.header.frame_id = stamp, topics.frame("mag_link")
+            bx, by, bz = (float(v) for v in readings.magnetic_field[robot])
+            field.magnetic_field.x, field.magnetic_field.y, field.magnetic_field.z = bx, by, bz
+            topics.mag.publish(field)
+
+    def marker_array(self, stamp: Time) -> MarkerArray:
+        """Walls, boxes, boards, light and LEDs as rviz markers in the odom frame."""
+        sim, world = self.sim, self.sim.world
+        markers: list[Marker] = []
+
+        def add(
+            kind: int,
+            ns: str,
+            pose: tuple[float, float, float, float],
+            scale: tuple[float, float, float],
+            color: tuple[float, float, float, float],
+        ) -> None:
+            marker = Marker(type=kind, ns=ns, id=len(markers), action=Marker.ADD)
+            marker.header.stamp, marker.header.frame_id = stamp, "odom"
+            x, y, z, yaw = pose
+            marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = x, y, z
+            qx, qy, qz, qw = yaw_quaternion(yaw)
+            marker.pose.orientation.x, marker.pose.orientation.y = qx, qy
+            marker.pose.orientation.z, marker.pose.orientation.w = qz, qw
+            marker.scale.x, marker.scale.y, marker.scale.z = scale
+            marker.color.r, marker.color.g, marker.color.b, marker.color.a = color
+            markers.append(marker)
+
+        grey, wall_h = (0.6, 0.6, 0.6, 1.0), 0.2
+        half_w, half_h = world.width / 2, world.height / 2
+        for x, y, sx, sy in (
+            (0, half_h, world.width, 0.02),
+            (0, -half_h, world.width, 0.02),
+            (half_w, 0, 0.02, world.height),
+            (-half_w, 0, 0.02, world.height),
+        ):
+            add(Marker.CUBE, "walls", (x, y, wall_h / 2, 0.0), (sx, sy, wall_h), grey)
+        for box in world.boxes:
+            add(
+                Marker.CUBE,
+                "boxes",
+                (box.x, box.y, 0.1, box.yaw),
+                (box.width, box.depth, 0.2),
+                (0.5, 0.4, 0.3, 1.0),
+            )
+        for board, standing in zip(world.boards, sim.geometry.standing, strict=True):
+            if standing:
+                add(
+                    Marker.CUBE,
+                    "boards",
+                    (board.x, board.y, board.height / 2, board.yaw),
+                    (board.thickness, board.width, board.height),
+                    (0.9, 0.7, 0.2, 1.0),
+                )
+            else:  # lying flat, fallen away from the centre of the ring
+                dx, dy = -math.cos(board.yaw) * board.height / 2, -math.sin(board.yaw) * board.height / 2
+                add(
+                    Marker.CUBE,
+                    "boards",
+                    (board.x + dx, board.y + dy, board.thickness / 2, board.yaw),
+                    (board.height, board.width, board.thickness),
+                    (0.5, 0.35, 0.1, 1.0),
+                )
+        add(
+            Marker.SPHERE,
+            "light",
+            (world.light.x, world.light.y, 0.3, 0.0),
+            (0.1, 0.1, 0.1),
+            (1.0, 1.0, 0.3, 1.0),
+        )
+        for robot in range(sim.count):
+            on = sim.led[robot] > 0.5
+            add(
+                Marker.SPHERE,
+                "leds",
+                (float(sim.x[robot]), float(sim.y[robot]), 0.12, 0.0),
+                (0.03, 0.03, 0.03),
+                (0.1, 1.0, 0.1, 1.0) if on else (0.1, 0.25, 0.1, 1.0),
+            )
+        return MarkerArray(markers=markers)
+
+    def publish_diagnostics(self) -> None:
+        """RTF, time and boards down."""
+        sim = self.sim
+        values = {
+            "rtf_target": f"{self.rtf:g}",
+            "rtf_achieved": f"{self.achieved_rtf:.3f}",
+            "sim_time_s": f"{sim.time:.3f}",
+            "steps": sim.steps,
+            "robots": sim.count,
+            "boards_down": sim.geometry.boards_down,
+        }
+        level = DiagnosticStatus.OK
+        message = f"RTF {self.achieved_rtf:.2f}"
+        if self.rtf > 0 and self.achieved_rtf < 0.9 * self.rtf:
+            level, message = (
+                DiagnosticStatus.WARN,
+                f"RTF {self.achieved_rtf:.2f} below the asked {self.rtf:g}",
+            )
+        array = DiagnosticArray(
+            status=[
+                DiagnosticStatus(
+                    level=level,
+                    name=f"{self.get_name()}: simulation",
+                    message=message,
+                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
+                )
+            ]
+        )
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics.publish(array)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the simulator until shut down; exit 2 on a bad configuration."""
+    rclpy.init(args=args)
+    node: SimNode | None = None
+    try:
+        node = SimNode()
+        node.start()
+        rclpy.spin(node)
+    except (HilSimError, HilBridgeError) as exc:
+        print(f"{NODE_NAME}: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.stop()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 1 if node is not None and node.failure is not None else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

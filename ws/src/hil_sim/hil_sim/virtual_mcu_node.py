@@ -1,0 +1,224 @@
+"""``virtual_mcu``: the robot firmware in Python, on two pseudo-terminals.
+
+For runs without an Arduino it takes the MCU's place between the control loop and
+the signal bridge (DESIGN.md "Data flow"):
+
+* ``command_port`` (default ``/tmp/hil/mcu_command``): the command link, line
+  protocol, opened by the control loop as it would open the robot's serial port;
+* ``signal_port`` (default ``/tmp/hil/signal_link``): the signal link, binary frames,
+  opened by the signal bridge as it would open the bridge board.
+
+The behaviour is :class:`hil_sim.core.virtual_mcu.VirtualMcu`; this node creates the
+two ptys, and one thread of its own waits in ``select`` on both until bytes arrive
+or the core's next deadline (telemetry, watchdog, LED, signal frame), so a heartbeat
+is echoed as soon as it arrives rather than on a polling tick. Writes never block;
+bytes a full tty does not take are dropped and counted. Counters go to
+``diagnostics`` once a second. A bad configuration makes it exit with status 2 and
+the validation message.
+"""
+
+from __future__ import annotations
+
+import select
+import sys
+import threading
+import time
+from pathlib import Path
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+from hil_bridge import qos
+from hil_bridge.core.devices import load_device_library, load_device_set
+from hil_bridge.core.line_protocol import TelemetrySchema
+from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.paths import share_dir
+from hil_bridge.core.pty_link import PtyPair
+from hil_bridge.core.signal_protocol import SignalLayout
+from hil_bridge.errors import HilBridgeError
+from hil_bridge.parameters import declare_parameters
+from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
+from hil_sim.errors import HilSimError
+
+NODE_NAME = "virtual_mcu"
+
+#: Seconds between diagnostics messages.
+DIAGNOSTICS_PERIOD = 1.0
+#: Longest wait in select(); bounds how long stopping the loop takes.
+IDLE_WAIT_S = 0.05
+
+PARAMETERS = (
+    ParamSpec("command_port", "/tmp/hil/mcu_command", "Path of the command link pty the control loop opens."),
+    ParamSpec("signal_port", "/tmp/hil/signal_link", "Path of the signal link pty the signal bridge opens."),
+    ParamSpec("checked", False, "Checked mode on both links: sequence number and CRC-16 on every message."),
+    ParamSpec("max_command", 255, "Largest DRV magnitude accepted; more is an ERR.", min=1, max=32767),
+    ParamSpec(
+        "telemetry_period", 0.1, "Seconds between telemetry rounds (TL1, TL2...).", min=0.001, max=60.0
+    ),
+    ParamSpec("watchdog_timeout", 1.5, "Seconds without HBB before the motors stop.", min=0.01, max=3600.0),
+    ParamSpec("led_period", 0.5, "Seconds between LED toggles.", min=0.001, max=60.0),
+    ParamSpec("signal_period", 0.005, "Seconds between signal frames (5 ms = 200 Hz).", min=0.001, max=1.0),
+    ParamSpec(
+        "device_set",
+        "",
+        "YAML file listing the devices on the signal link in signal-id order; empty: the demo robot's.",
+    ),
+    ParamSpec(
+        "device_configs",
+        [],
+        "Device config JSON files or folders; empty: the device library of hil_bridge.",
+    ),
+    ParamSpec(
+        "telemetry_schema", "", "Telemetry schema YAML (TLn: [fields]); empty: hil_bridge's telemetry.yaml."
+    ),
+)
+
+
+class VirtualMcuNode(Node):
+    """The virtual MCU: two ptys, one event-loop thread, diagnostics."""
+
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        params = declare_parameters(self, PARAMETERS)
+        share = share_dir("hil_bridge")
+        configs = [Path(p) for p in params.as_strings("device_configs")] or [share / "config" / "devices"]
+        device_set = Path(params.as_str("device_set") or share / "config" / "demo_robot_devices.yaml")
+        schema = Path(params.as_str("telemetry_schema") or share / "config" / "telemetry.yaml")
+        config = McuConfig(
+            layout=SignalLayout(load_device_set(device_set, load_device_library(configs))),
+            schema=TelemetrySchema.from_yaml(schema),
+            max_command=params.as_int("max_command"),
+            telemetry_period=params.as_float("telemetry_period"),
+            watchdog_timeout=params.as_float("watchdog_timeout"),
+            led_period=params.as_float("led_period"),
+            signal_period=params.as_float("signal_period"),
+            checked=params.as_bool("checked"),
+        )
+        self.mcu = VirtualMcu(config, start=time.monotonic())
+        #: Bytes a full tty did not take, per link.
+        self.unwritten = {"command": 0, "signal": 0}
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self.run, name="virtual-mcu", daemon=True)
+        command_port, signal_port = params.as_str("command_port"), params.as_str("signal_port")
+        self.get_logger().info(
+            f"command link {command_port}, signal link {signal_port}"
+            f" ({len(config.layout.inputs)} pin signals out, {len(config.layout.outputs)} sensor signals in)"
+            + (" (checked)" if config.checked else "")
+        )
+        # The ptys come last: once their links exist, nothing else in here can fail
+        # and leave them behind.
+        self.command = PtyPair(command_port)
+        try:
+            self.signal = PtyPair(signal_port)
+        except BaseException:
+            self.command.close()
+            raise
+
+    def start(self) -> None:
+        """Start the event loop thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the event loop and close both ptys (which removes their links)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2.0)
+        self.command.close()
+        self.signal.close()
+
+    def run(self) -> None:
+        """The event loop: wait for bytes or the next deadline, feed the core, write its output."""
+        mcu, command, signal = self.mcu, self.command, self.signal
+        next_report = time.monotonic()
+        while not self._stop.is_set():
+            now = time.monotonic()
+            wait = min(mcu.next_deadline(now) - now, IDLE_WAIT_S)
+            readable, _, _ = select.select([command.master_fd, signal.master_fd], [], [], wait)
+            now = time.monotonic()
+            if command.master_fd in readable:
+                mcu.feed_command(command.read(), now)
+            if signal.master_fd in readable:
+                mcu.feed_signal(signal.read(), now)
+            mcu.tick(now)
+            self._write("command", command, mcu.take_command_output())
+            self._write("signal", signal, mcu.take_signal_output())
+            if now >= next_report:
+                next_report = now + DIAGNOSTICS_PERIOD
+                self.publish_diagnostics()
+
+    def _write(self, link: str, pty: PtyPair, data: bytes) -> None:
+        if not data:
+            return
+        try:
+            written = pty.write(data)
+        except OSError:
+            written = 0
+        # Nobody reads the port (or too slowly): the rest is dropped, as a UART would.
+        self.unwritten[link] += len(data) - written
+
+    def publish_diagnostics(self) -> None:
+        """Publish the core's counters and the link state on ``diagnostics``."""
+        mcu = self.mcu
+        if mcu.heartbeat_lost:
+            level, text = DiagnosticStatus.WARN, "heartbeat lost, motors off"
+        elif mcu.stopped:
+            level, text = DiagnosticStatus.WARN, "stopped (COM,STOP), motors off"
+        else:
+            level, text = DiagnosticStatus.OK, "running"
+        left, right = mcu.motor_commands
+        values: dict[str, object] = {
+            "command_port": self.command.path,
+            "signal_port": self.signal.path,
+            "motor_left": left,
+            "motor_right": right,
+            "led": int(mcu.led_on),
+            **mcu.counters(),
+            "command_unwritten_bytes": self.unwritten["command"],
+            "signal_unwritten_bytes": self.unwritten["signal"],
+        }
+        array = DiagnosticArray(
+            status=[
+                DiagnosticStatus(
+                    level=level,
+                    name=f"{self.get_name()}: virtual MCU",
+                    message=text,
+                    hardware_id=self.command.path,
+                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
+                )
+            ]
+        )
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics.publish(array)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the virtual MCU until shut down; exit 2 on a bad configuration."""
+    rclpy.init(args=args)
+    node: VirtualMcuNode | None = None
+    try:
+        node = VirtualMcuNode()
+        node.start()
+        rclpy.spin(node)
+    except (HilSimError, HilBridgeError) as exc:
+        print(f"{NODE_NAME}: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        # SIGINT or SIGTERM during start-up shuts the context down under the
+        # constructor, whose next rclpy call fails: a shutdown, not a crash.
+        if rclpy.ok():
+            raise
+    finally:
+        if node is not None:
+            node.stop()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
