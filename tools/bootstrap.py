@@ -339,25 +339,23 @@ def pip_progress(line: str) -> str | None:
 
 
 def pins_satisfied(lines: list[str]) -> bool:
-    """Ask the venv whether every ``name==version`` pin is installed at that version."""
-    pins = {}
-    for line in lines:
-        if "==" in line:
-            name, version = line.split(";", 1)[0].split("==", 1)
-            pins[name.strip().split("[", 1)[0]] = version.strip()
+    """Ask the venv whether every ``name==version`` pin that applies is installed at that version."""
     code = (
         "import json, sys\n"
         "from importlib.metadata import version, PackageNotFoundError\n"
-        "pins = json.loads(sys.argv[1])\n"
-        "def ok(n, v):\n"
+        "from packaging.requirements import Requirement\n"
+        "def ok(line):\n"
+        "    req = Requirement(line)\n"
+        "    if req.marker is not None and not req.marker.evaluate():\n"
+        "        return True\n"
         "    try:\n"
-        "        return version(n) == v\n"
+        "        return req.specifier.contains(version(req.name), prereleases=True)\n"
         "    except PackageNotFoundError:\n"
         "        return False\n"
-        "sys.exit(0 if all(ok(n, v) for n, v in pins.items()) else 1)\n"
+        "sys.exit(0 if all(ok(line) for line in json.loads(sys.argv[1])) else 1)\n"
     )
     probe = subprocess.run(
-        [str(venv_python()), "-c", code, json.dumps(pins)],
+        [str(venv_python()), "-c", code, json.dumps(lines)],
         env={**base_env(), "_ROS_WHEELS_BOOTSTRAP_COMPLETE": "1"},
         capture_output=True,
         check=False,

@@ -235,24 +235,25 @@ class MotorBank:
         direction = np.where(speed0 != 0.0, np.sign(speed0), np.sign(voltage))
         i0, w0 = current0[..., None], speed0[..., None]
         v, d = voltage[..., None], direction[..., None]
+        kinds = [kind for kind, present in ((True, closed.any()), (False, not closed.all())) if present]
         trajectories = {}
-        for is_closed in {bool(c) for c in np.unique(closed)}:
+        for is_closed in kinds:
             powers, sum_v, sum_d = self._closed_form(is_closed, steps)
-            current = powers[:, 0, 0] * i0 + powers[:, 0, 1] * w0 + v * sum_v[:, 0] + d * sum_d[:, 0]
+            # The speed along the way moves the robot; of the current only the end matters.
             speed = powers[:, 1, 0] * i0 + powers[:, 1, 1] * w0 + v * sum_v[:, 1] + d * sum_d[:, 1]
-            trajectories[is_closed] = (current, speed)
+            last = powers[-1, 0, 0] * current0 + powers[-1, 0, 1] * speed0 + voltage * sum_v[-1, 0]
+            trajectories[is_closed] = (last + direction * sum_d[-1, 0], speed)
         if len(trajectories) == 1:
-            current, speed = next(iter(trajectories.values()))
+            current, speed = trajectories[kinds[0]]
         else:
-            pick = closed[..., None]
-            current = np.where(pick, trajectories[True][0], trajectories[False][0])
-            speed = np.where(pick, trajectories[True][1], trajectories[False][1])
+            current = np.where(closed, trajectories[True][0], trajectories[False][0])
+            speed = np.where(closed[..., None], trajectories[True][1], trajectories[False][1])
         # The closed form assumed friction kept one direction; a motor whose speed
         # changes sign (or one at rest that friction may hold) needs the exact steps.
         keeps_sign = (np.sign(speed) == direction[..., None]).all(axis=-1)
         resting = (direction == 0.0) & (np.abs(speed) == 0.0).all(axis=-1)
         valid = keeps_sign | resting
-        self.current = np.where(valid, current[..., -1], self.current)
+        self.current = np.where(valid, current, self.current)
         self.speed = np.where(valid, speed[..., -1], self.speed)
         return speed, ~valid
 
