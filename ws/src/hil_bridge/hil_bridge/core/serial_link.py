@@ -13,11 +13,16 @@ When the device disappears (USB unplugged, MCU reset, pty closed) the read or wr
 fails; the link closes the port, says so in :attr:`state` and :attr:`detail`, and
 reopens it with exponential backoff on later polls. :attr:`generation` counts
 successful opens, so a user can reset its decoder after a reconnect.
+
+Every method holds the link's lock for the few microseconds it needs, so one thread
+may read (e.g. :class:`~hil_bridge.core.serial_reader.SerialReader`) while another
+writes.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -68,6 +73,7 @@ class SerialLink:
         self.read_size = read_size
         self._clock = clock
         self._serial: serial.Serial | None = None
+        self._lock = threading.RLock()
         self._backoff = backoff_min
         self._next_attempt = clock()
         self.state = LinkState.RECONNECTING
@@ -86,7 +92,8 @@ class SerialLink:
 
     def fileno(self) -> int | None:
         """The open port's descriptor (for select), or None."""
-        return self._serial.fileno() if self._serial is not None else None
+        with self._lock:
+            return self._serial.fileno() if self._serial is not None else None
 
     def _try_open(self) -> None:
         now = self._clock()
@@ -133,42 +140,45 @@ class SerialLink:
 
     def poll(self) -> bytes:
         """Everything received since the last poll (``b""`` if nothing or not open)."""
-        if self._serial is None:
-            if self.state is LinkState.CLOSED:
-                return b""
-            self._try_open()
+        with self._lock:
             if self._serial is None:
+                if self.state is LinkState.CLOSED:
+                    return b""
+                self._try_open()
+                if self._serial is None:
+                    return b""
+            try:
+                data: bytes = self._serial.read(self.read_size)
+            except (serial.SerialException, OSError) as exc:
+                self._fail("read", exc)
                 return b""
-        try:
-            data: bytes = self._serial.read(self.read_size)
-        except (serial.SerialException, OSError) as exc:
-            self._fail("read", exc)
-            return b""
-        self.bytes_in += len(data)
-        return data
+            self.bytes_in += len(data)
+            return data
 
     def write(self, data: bytes) -> bool:
         """Write ``data`` now; False if the port is down or the OS took only part of it."""
-        if self._serial is None:
-            return False
-        try:
-            written = os.write(self._serial.fileno(), data)
-        except BlockingIOError:
-            written = 0
-        except OSError as exc:
-            self._fail("write", exc)
-            return False
-        self.bytes_out += written
-        if written < len(data):
-            # The tty buffer is full: the peer is not reading. The rest is lost, as on
-            # a UART whose receiver is gone; the port itself is fine.
-            self.write_drops += len(data) - written
-            self.errors["write_full"] += 1
-            return False
-        return True
+        with self._lock:
+            if self._serial is None:
+                return False
+            try:
+                written = os.write(self._serial.fileno(), data)
+            except BlockingIOError:
+                written = 0
+            except OSError as exc:
+                self._fail("write", exc)
+                return False
+            self.bytes_out += written
+            if written < len(data):
+                # The tty buffer is full: the peer is not reading. The rest is lost, as on
+                # a UART whose receiver is gone; the port itself is fine.
+                self.write_drops += len(data) - written
+                self.errors["write_full"] += 1
+                return False
+            return True
 
     def close(self) -> None:
         """Close the port for good (no reconnects)."""
-        self._close_port()
-        self.state = LinkState.CLOSED
-        self.detail = "closed"
+        with self._lock:
+            self._close_port()
+            self.state = LinkState.CLOSED
+            self.detail = "closed"

@@ -68,7 +68,7 @@ class RobotParams:
     ultrasonic_sigma_cm: float = 0.3
     ir: RangerSpec = field(default_factory=lambda: RangerSpec(0.09, 0.02, 0.0, math.radians(3.0), 5))
     light_mounts: tuple[float, ...] = (0.0, math.pi / 2, math.pi, 3 * math.pi / 2)  # front, left, back, right
-    light_radius: float = 0.06
+    light_radius: float = 0.01  # GL5506 cells (5 mm) clustered on a mast; parallax < 2 deg beyond 0.5 m
     magnetometer_sigma: float = 3.5e-7  # T per axis: about 1 degree of heading
 
     def __post_init__(self) -> None:

@@ -1,0 +1,329 @@
+"""``control_loop``: the robot's soft real-time loop, owner of the MCU's serial port.
+
+Like a ros2_control hardware interface it reads, updates and writes in one frame, with
+no ROS hop between the loop and the wire: a thread of its own wakes at absolute
+deadlines (``frame_rate``, default 30 Hz), takes what arrived on the port without
+blocking (a reader thread stamps each chunk as it arrives, so heartbeat round trips
+are not rounded up to a frame), runs the frame (:mod:`robot_control.core.loop`) and
+writes ``DRV``/``HBB`` at once. It publishes every
+telemetry list on ``telemetry``, link health on ``hil/link`` (links "mcu" and
+"station") and loop timing and failsafes on ``diagnostics``; it takes ``cmd_vel`` and
+``robotCommand``. The port may vanish and come back: the loop keeps its rate,
+commands zero while the MCU is not heard, and reopens the port with backoff.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Twist
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from hil_bridge import qos
+from hil_bridge.core.devices import load_device_library
+from hil_bridge.core.line_protocol import Drive, Telemetry, TelemetrySchema
+from hil_bridge.core.loop_timing import DeadlineScheduler, LoopStats
+from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.paths import share_dir
+from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
+from hil_bridge.core.serial_reader import SerialReader
+from hil_bridge.errors import HilBridgeError
+from hil_bridge.parameters import declare_parameters
+from hil_msgs.msg import LinkStatus
+from hil_msgs.msg import Telemetry as TelemetryMsg
+from robot_control.core.behaviours import BEHAVIOURS, BoardsBehaviour, LightBehaviour, PhotoresistorResponse
+from robot_control.core.heartbeat import LinkHealth
+from robot_control.core.kinematics import DriveGeometry
+from robot_control.core.loop import ControlLoop, LoopConfig
+from robot_control.errors import RobotControlError
+
+NODE_NAME = "control_loop"
+
+PARAMETERS = (
+    ParamSpec("frame_rate", 30.0, "Frames per second of the loop.", min=1.0, max=1000.0),
+    ParamSpec("port", "/tmp/hil/mcu_command", "Serial device or pty path of the MCU's command link."),
+    ParamSpec("baud", 38400, "Baud rate of the command link.", choices=STANDARD_BAUDS),
+    ParamSpec("checked", False, "Checked mode on the command link: sequence number and CRC-16 per line."),
+    ParamSpec("wheel_base", 0.14, "Distance between the wheels, m.", min=0.01, max=10.0),
+    ParamSpec("wheel_radius", 0.033, "Wheel radius, m.", min=0.001, max=2.0),
+    ParamSpec("max_wheel_speed", 20.8, "Wheel speed at full command, rad/s.", min=0.01, max=10000.0),
+    ParamSpec("max_command", 255, "Largest motor command (DRV range is -max..max).", min=1, max=32767),
+    ParamSpec("cmd_vel_timeout", 0.5, "Seconds without cmd_vel before the motors stop.", min=0.01, max=60.0),
+    ParamSpec("mcu_heartbeat_period", 0.5, "Seconds between HBB sent to the MCU.", min=0.01, max=60.0),
+    ParamSpec(
+        "mcu_heartbeat_timeout", 1.5, "Seconds without the MCU before the motors stop.", min=0.01, max=60.0
+    ),
+    ParamSpec(
+        "station_heartbeat_timeout",
+        2.0,
+        "Seconds without the station's HBB (once heard) before the motors stop.",
+        min=0.01,
+        max=600.0,
+    ),
+    ParamSpec("refresh_frames", 10, "Frames after which an unchanged DRV is sent again.", min=1, max=10000),
+    ParamSpec("telemetry_schema", "", "Telemetry schema YAML; empty: hil_bridge's config/telemetry.yaml."),
+    ParamSpec(
+        "device_configs", [], "Device config files or folders (photoresistor table); empty: hil_bridge's."
+    ),
+    ParamSpec("behaviour", "", "Behaviour to start in (AUTO), empty for MANUAL.", choices=("", *BEHAVIOURS)),
+    ParamSpec(
+        "reconnect_backoff_max",
+        2.0,
+        "Longest delay between reopen attempts of the port, s.",
+        min=0.01,
+        max=60.0,
+    ),
+    ParamSpec("diagnostics_period", 1.0, "Seconds between hil/link and diagnostics.", min=0.05, max=60.0),
+)
+
+
+class ControlLoopNode(Node):
+    """The robot brain: serial port, frame thread, topics."""
+
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        params = declare_parameters(self, PARAMETERS)
+        if params.as_float("mcu_heartbeat_timeout") <= params.as_float("mcu_heartbeat_period"):
+            raise RobotControlError(
+                f"{NODE_NAME}: mcu_heartbeat_timeout must be longer than mcu_heartbeat_period"
+            )
+        share = share_dir("hil_bridge")
+        schema = TelemetrySchema.from_yaml(
+            params.as_str("telemetry_schema") or share / "config" / "telemetry.yaml"
+        )
+        configs = [Path(p) for p in params.as_strings("device_configs")] or [share / "config" / "devices"]
+        library = load_device_library(configs)
+        if "photoresistor" not in library:
+            raise RobotControlError(
+                f"{NODE_NAME}: no photoresistor device config (needed by the light behaviour)"
+            )
+        behaviours = {
+            "boards": BoardsBehaviour(),
+            "light": LightBehaviour(PhotoresistorResponse.from_table(library["photoresistor"].table)),
+        }
+        geometry = DriveGeometry(
+            wheel_base=params.as_float("wheel_base"),
+            wheel_radius=params.as_float("wheel_radius"),
+            max_wheel_speed=params.as_float("max_wheel_speed"),
+            max_command=params.as_int("max_command"),
+        )
+        config = LoopConfig(
+            geometry=geometry,
+            schema=schema,
+            cmd_vel_timeout=params.as_float("cmd_vel_timeout"),
+            mcu_heartbeat_period=params.as_float("mcu_heartbeat_period"),
+            mcu_heartbeat_timeout=params.as_float("mcu_heartbeat_timeout"),
+            station_heartbeat_timeout=params.as_float("station_heartbeat_timeout"),
+            refresh_frames=params.as_int("refresh_frames"),
+            checked=params.as_bool("checked"),
+        )
+        self.period = 1.0 / params.as_float("frame_rate")
+        self.diagnostics_period = params.as_float("diagnostics_period")
+        self.loop = ControlLoop(config, behaviours, start=time.monotonic())
+        if params.as_str("behaviour"):
+            self.loop.station(f"AUTO {params.as_str('behaviour')}", time.monotonic())
+        self.link = SerialLink(
+            params.as_str("port"),
+            baud=params.as_int("baud"),
+            backoff_max=params.as_float("reconnect_backoff_max"),
+        )
+        self.reader = SerialReader(self.link)
+        self.stats = LoopStats()
+        self.lock = threading.Lock()
+
+        self.telemetry = self.create_publisher(TelemetryMsg, "telemetry", qos.SENSOR)
+        self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.COMMAND)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
+        self.station_out = self.create_publisher(String, "robotCommand", qos.COMMAND)
+        self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, qos.COMMAND)
+        self.create_subscription(String, "robotCommand", self.on_robot_command, qos.COMMAND)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self.run, name="control-loop", daemon=True)
+        self.get_logger().info(
+            f"{1 / self.period:g} Hz on {self.link.port} at {self.link.baud} baud"
+            + (" (checked)" if config.checked else "")
+            + (f", AUTO {params.as_str('behaviour')}" if params.as_str("behaviour") else ", MANUAL")
+        )
+
+    def start(self) -> None:
+        """Start the port reader and the frame thread."""
+        self.reader.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the frame thread, leave the motors at zero, close the port."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2.0)
+        self.reader.stop()
+        # Leave the motors stopped: the MCU's watchdog would too, but only after its timeout.
+        self.link.write(self.loop.encoder.encode(Drive(0, 0)))
+        self.link.close()
+
+    # --- ROS callbacks --------------------------------------------------------------------
+
+    def on_cmd_vel(self, message: Twist) -> None:
+        """Latest velocity command."""
+        with self.lock:
+            self.loop.cmd_vel(message.linear.x, message.angular.z, time.monotonic())
+
+    def on_robot_command(self, message: String) -> None:
+        """A station command: echo heartbeats, log the rest."""
+        with self.lock:
+            result = self.loop.station(message.data, time.monotonic())
+        if result.echo is not None:
+            self.station_out.publish(String(data=result.echo))
+        if result.warning:
+            self.get_logger().warning(result.warning)
+        if result.info:
+            self.get_logger().info(result.info)
+
+    # --- the frame thread -----------------------------------------------------------------
+
+    def run(self) -> None:
+        """Frames on absolute deadlines until stopped."""
+        scheduler = DeadlineScheduler(self.period)
+        generation = self.link.generation
+        next_report = time.monotonic()
+        while not self._stop.is_set():
+            tick = scheduler.wait()
+            received = self.reader.take()
+            with self.lock:
+                if self.link.generation != generation:
+                    generation = self.link.generation
+                    self.loop.reconnected()
+                result = self.loop.frame(tick.woke, received)
+            if result.write:
+                self.link.write(result.write)
+            for telemetry in result.telemetry:
+                self.publish_telemetry(telemetry)
+            for text in result.mcu_errors:
+                self.get_logger().warning(f"MCU: ERR,{text}")
+            for event in result.events:
+                if event.startswith("failsafe"):
+                    self.get_logger().warning(event)
+                else:
+                    self.get_logger().info(event)
+            self.stats.record(tick, time.monotonic() - tick.woke)
+            if tick.woke >= next_report:
+                next_report = tick.woke + self.diagnostics_period
+                self.publish_health(tick.woke)
+
+    def publish_telemetry(self, telemetry: Telemetry) -> None:
+        """One TLn line as hil_msgs/Telemetry."""
+        message = TelemetryMsg(
+            list_id=telemetry.list_id,
+            field_names=list(telemetry.names),
+            values=list(telemetry.values),
+            raw=telemetry.raw,
+        )
+        message.header.stamp = self.get_clock().now().to_msg()
+        message.header.frame_id = "base_link"
+        self.telemetry.publish(message)
+
+    def _link_status(self, name: str, health: LinkHealth, detail: str) -> LinkStatus:
+        status = LinkStatus(
+            link=name,
+            alive=health.alive,
+            rtt_last=health.rtt_last,
+            rtt_mean=health.rtt_mean,
+            rtt_max=health.rtt_max,
+            sent=health.sent,
+            received=health.received,
+            lost=health.lost,
+            since_last_heard=health.since_last_heard,
+            detail=detail,
+        )
+        status.header.stamp = self.get_clock().now().to_msg()
+        return status
+
+    def publish_health(self, now: float) -> None:
+        """hil/link for both links and the loop's diagnostics."""
+        with self.lock:
+            loop = self.loop
+            mcu, station = loop.mcu.health(now), loop.station_link.health(now)
+            holding = loop.holding_reasons
+            active = loop.failsafes.active
+            trips = {name: loop.failsafes.trips(name) for name in ("cmd_vel", "mcu", "station")}
+            drops = dict(loop.decoder.stats.dropped)
+            errors = sum(loop.mcu_errors.values())
+            mode = loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else "")
+        port_detail = self.link.detail if self.link.state is not LinkState.OPEN else ""
+        mcu_detail = port_detail or ("ok" if mcu.alive else "heartbeat lost")
+        self.link_status.publish(self._link_status("mcu", mcu, mcu_detail))
+        station_detail = (
+            "never heard" if station.since_last_heard < 0 else ("ok" if station.alive else "heartbeat lost")
+        )
+        self.link_status.publish(self._link_status("station", station, station_detail))
+
+        timing = self.stats.summary()
+        values = {
+            "mode": mode,
+            "motors_held_by": ", ".join(holding) or "nothing",
+            "failsafes_active": ", ".join(active) or "none",
+            **{f"trips_{name}": count for name, count in trips.items()},
+            "port": self.link.port,
+            "port_state": self.link.state.value,
+            "mcu_rtt_last_ms": f"{mcu.rtt_last * 1e3:.3f}",
+            "mcu_errors": errors,
+            "lines_dropped": sum(drops.values()),
+            **{f"dropped_{reason}": count for reason, count in drops.items()},
+            "frames": timing.frames,
+            "period_mean_ms": f"{timing.period_mean * 1e3:.3f}",
+            "jitter_p50_us": f"{timing.jitter_p50 * 1e6:.0f}",
+            "jitter_p99_us": f"{timing.jitter_p99 * 1e6:.0f}",
+            "overruns": timing.overruns,
+            "work_mean_us": f"{timing.work_mean * 1e6:.0f}",
+            "work_max_us": f"{timing.work_max * 1e6:.0f}",
+        }
+        if self.link.state is not LinkState.OPEN:
+            level, text = DiagnosticStatus.ERROR, self.link.detail
+        elif holding and holding != ["STOP"]:
+            level, text = DiagnosticStatus.WARN, f"motors held at zero: {', '.join(holding)}"
+        else:
+            level, text = DiagnosticStatus.OK, f"{mode}, motors held by STOP" if holding else mode
+        array = DiagnosticArray(
+            status=[
+                DiagnosticStatus(
+                    level=level,
+                    name=f"{self.get_name()}: loop",
+                    message=text,
+                    hardware_id=self.link.port,
+                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
+                )
+            ]
+        )
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics.publish(array)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the control loop until shut down; exit 2 on a bad configuration."""
+    rclpy.init(args=args)
+    node: ControlLoopNode | None = None
+    try:
+        node = ControlLoopNode()
+        node.start()
+        rclpy.spin(node)
+    except (RobotControlError, HilBridgeError) as exc:
+        print(f"{NODE_NAME}: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.stop()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
