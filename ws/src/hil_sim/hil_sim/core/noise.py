@@ -43,4 +43,5 @@ class NoiseBank:
             self._next = 0
         index = self._next
         self._next += 1
-        return self._uniform[:, index, :], self._normal[:, index, :]
+        # Copies: the block buffers are refilled in place later.
+        return self._uniform[:, index, :].copy(), self._normal[:, index, :].copy()

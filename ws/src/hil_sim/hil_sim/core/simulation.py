@@ -138,8 +138,10 @@ class Simulation:
             raise HilSimError(f"robots = {robots!r}: need at least one")
         if not (math.isfinite(physics_rate) and physics_rate > 0):
             raise HilSimError(f"physics_rate = {physics_rate!r} must be positive")
+        if not (math.isfinite(sensor_rate) and 0 < sensor_rate <= physics_rate):
+            raise HilSimError(f"sensor_rate = {sensor_rate!r} must be positive and at most physics_rate")
         ratio = physics_rate / sensor_rate
-        if sensor_rate <= 0 or abs(ratio - round(ratio)) > 1e-9:
+        if abs(ratio - round(ratio)) > 1e-9:
             raise HilSimError(f"sensor_rate = {sensor_rate!r} must divide physics_rate {physics_rate:g}")
         self.world = world
         self.geometry = WorldGeometry(world)
@@ -205,7 +207,10 @@ class Simulation:
         return np.floor(self.wheel_angle / (2 * math.pi) * self.robot.encoder_cpr).astype(np.int64)
 
     def teleport(self, index: int, pose: Pose) -> None:
-        """Put robot ``index`` at ``pose``, stopped.
+        """Put robot ``index`` at ``pose``, stopped, bumpers open.
+
+        Its sensor readings follow at the next sample (at most 1/sensor_rate later):
+        sampling now would draw noise for every robot and shift their streams.
 
         Raises:
             HilSimError: no such robot, or the pose is outside the arena.
@@ -219,6 +224,7 @@ class Simulation:
         self.v[index] = self.w[index] = 0.0
         self.motors.speed[index] = 0.0
         self.motors.current[index] = 0.0
+        self.bumper_until[index] = -math.inf
         self._clearance[index] = -1.0
 
     def set_pins(self, enable: Array, a: Array, b: Array, robots: npt.ArrayLike | None = None) -> None:
@@ -326,12 +332,12 @@ class Simulation:
             approach = -(dx[which] * nx + dy[which] * ny) / self.dt
             owner = geometry.owner[segment]
             knocked = contact & (owner >= 0) & (approach > self.world.push_threshold)
-            if knocked.any():
-                geometry.standing[owner[knocked]] = False
-            else:
-                depth = np.where(contact, radius - dist, 0.0)
-                dx[which] += depth * nx
-                dy[which] += depth * ny
+            geometry.standing[owner[knocked]] = False
+            # Each robot on its own: one that knocked a board looks again without it,
+            # one that hit something solid is pushed out, whatever the others did.
+            depth = np.where(contact & ~knocked, radius - dist, 0.0)
+            dx[which] += depth * nx
+            dy[which] += depth * ny
             px, py, dist, nearest, segment = query()
         # Clearance to the nearest solid thing, less the bumper travel: no check needed
         # until the robot has moved that far.

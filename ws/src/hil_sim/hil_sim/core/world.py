@@ -112,8 +112,8 @@ def ring_of_boards(
 
 
 def demo_world() -> WorldConfig:
-    """The HIL demo: six boards in a 0.6 m ring around the start, light in a corner."""
-    return WorldConfig(boards=ring_of_boards(6, 0.6))
+    """The HIL demo, as ``worlds/demo.yaml``: six boards in a 0.6 m ring, a box, a light."""
+    return WorldConfig(boxes=(Box(1.3, -1.2, 0.4, 0.3, 0.3),), boards=ring_of_boards(6, 0.6))
 
 
 def rectangle_corners(
@@ -241,13 +241,15 @@ def _number(
 
 
 def _mapping(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
+    """``where`` is ``<file>`` at the top level or ``<file>: <dotted key>`` below it."""
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise HilSimError(f"{where}: expected a mapping")
     unknown = sorted(set(data) - allowed)
     if unknown:
-        raise HilSimError(f"{where}.{unknown[0]}: unknown key (allowed: {', '.join(sorted(allowed))})")
+        key = f"{where}.{unknown[0]}" if ": " in where else f"{where}: {unknown[0]}"
+        raise HilSimError(f"{key}: unknown key (allowed: {', '.join(sorted(allowed))})")
     return data
 
 
