@@ -249,6 +249,7 @@ class ControlLoopNode(Node):
         with self.lock:
             loop = self.loop
             mcu, station = loop.mcu.health(now), loop.station_link.health(now)
+            rtt_p50, rtt_p99 = loop.mcu.rtt_percentile(50), loop.mcu.rtt_percentile(99)
             holding = loop.holding_reasons
             active = loop.failsafes.active
             trips = {name: loop.failsafes.trips(name) for name in ("cmd_vel", "mcu", "station")}
@@ -272,6 +273,9 @@ class ControlLoopNode(Node):
             "port": self.link.port,
             "port_state": self.link.state.value,
             "mcu_rtt_last_ms": f"{mcu.rtt_last * 1e3:.3f}",
+            "mcu_rtt_p50_ms": f"{rtt_p50 * 1e3:.3f}",
+            "mcu_rtt_p99_ms": f"{rtt_p99 * 1e3:.3f}",
+            "mcu_rtt_samples": len(loop.mcu.recent),
             "mcu_errors": errors,
             "lines_dropped": sum(drops.values()),
             **{f"dropped_{reason}": count for reason, count in drops.items()},

@@ -8,8 +8,10 @@ within ``timeout``; the link has never been alive before its first message.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass
@@ -42,6 +44,8 @@ class HeartbeatTracker:
         self.rtt_last = 0.0
         self.rtt_max = 0.0
         self._rtt_sum = 0.0
+        #: The latest round trips, for percentiles.
+        self.recent: deque[float] = deque(maxlen=1000)
 
     def sent_heartbeat(self, stamp: str, now: float) -> None:
         """Record a heartbeat sent at ``now`` carrying ``stamp``."""
@@ -67,7 +71,12 @@ class HeartbeatTracker:
         self.rtt_last = rtt
         self.rtt_max = max(self.rtt_max, rtt)
         self._rtt_sum += rtt
+        self.recent.append(rtt)
         return rtt
+
+    def rtt_percentile(self, q: float) -> float:
+        """The ``q``-th percentile (0..100) of the latest round trips, 0 before the first."""
+        return float(np.percentile(np.fromiter(self.recent, float), q)) if self.recent else 0.0
 
     def expire(self, now: float) -> None:
         """Count heartbeats unanswered for ``lost_after`` as lost."""
