@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from robot_control.errors import RobotControlError
 
+#: Wheel speeds (m/s) beyond any robot: inputs above are scaled down to it, ratio kept.
+HUGE = 1e6
+
 
 @dataclass(frozen=True)
 class DriveGeometry:
@@ -41,6 +44,11 @@ def twist_to_commands(linear: float, angular: float, geometry: DriveGeometry) ->
     if not (math.isfinite(linear) and math.isfinite(angular)):
         return 0, 0
     half_track = angular * geometry.wheel_base / 2
+    size = max(abs(linear), abs(half_track))
+    if size > HUGE:
+        # Absurd but finite: scale down, keeping the ratio, so the sums below cannot
+        # overflow; such a twist saturates anyway.
+        linear, half_track = linear / size * HUGE, half_track / size * HUGE
     scale = geometry.max_command / (geometry.max_wheel_speed * geometry.wheel_radius)
     left = (linear - half_track) * scale
     right = (linear + half_track) * scale

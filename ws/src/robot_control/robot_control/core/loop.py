@@ -114,6 +114,7 @@ class ControlLoop:
         self._frames_since_drive = 0
         self._next_heartbeat = start
         self._echoed: deque[str] = deque(maxlen=32)
+        self._reported: set[str] = set()
         self.mcu_errors: Counter[str] = Counter()
         self.frames = 0
 
@@ -155,10 +156,16 @@ class ControlLoop:
     def _station_go(self, command: StationCommand, now: float) -> StationResult:
         was = self.stopped
         self.stopped = False
-        return StationResult(info="GO: motors released" if was else None)
+        if not was:
+            return StationResult()
+        still = self.holding_reasons
+        return StationResult(
+            info="GO: STOP released" + (f" (still held by {', '.join(still)})" if still else "")
+        )
 
     def _station_manual(self, command: StationCommand, now: float) -> StationResult:
-        self.mode, self.behaviour = "manual", None
+        # Whatever cmd_vel said before AUTO is stale: wait for a fresh one.
+        self.mode, self.behaviour, self._twist = "manual", None, (0.0, 0.0)
         return StationResult(info="MANUAL: driving from cmd_vel")
 
     def _station_auto(self, command: StationCommand, now: float) -> StationResult:
@@ -184,6 +191,9 @@ class ControlLoop:
         for arrived, data in received:
             for message in self.decoder.feed(data):
                 self._take(message, arrived, result)
+        if self.mode == "auto":
+            # The behaviour drives: cmd_vel silence is expected, not a failure.
+            self.failsafes.feed("cmd_vel", now)
         for change in self.failsafes.update(now):
             result.events.append(("failsafe: " if change.active else "recovered: ") + change.reason)
         self.mcu.expire(now)
@@ -226,8 +236,7 @@ class ControlLoop:
             result.events.append(f"MCU says: COM,{message.text}")
 
     def _command(self, now: float) -> tuple[int, int]:
-        holding = [name for name in self.failsafes.active if not (name == "cmd_vel" and self.mode == "auto")]
-        if self.stopped or holding:
+        if self.holding_reasons:
             return 0, 0
         if self.mode == "auto" and self.behaviour is not None:
             linear, angular = self.behaviour.update(self.sensors, now)
@@ -238,5 +247,4 @@ class ControlLoop:
     @property
     def holding_reasons(self) -> list[str]:
         """Why the motors are at zero now (empty if they are not held)."""
-        reasons = ["STOP"] if self.stopped else []
-        return reasons + [f for f in self.failsafes.active if not (f == "cmd_vel" and self.mode == "auto")]
+        return (["STOP"] if self.stopped else []) + self.failsafes.active
