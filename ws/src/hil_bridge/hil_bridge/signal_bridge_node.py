@@ -16,9 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.executors import ExternalShutdownException
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
 
 from hil_bridge import qos
@@ -30,6 +28,7 @@ from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.signal_exchange import SignalExchange
 from hil_bridge.core.signal_protocol import Frame, SignalLayout
 from hil_bridge.errors import HilBridgeError
+from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import LinkStatus, Signal, SignalArray
 
@@ -192,40 +191,16 @@ class SignalBridgeNode(Node):
             "overruns": timing.overruns,
             "work_mean_us": f"{timing.work_mean * 1e6:.0f}",
         }
-        array = DiagnosticArray(
-            status=[
-                DiagnosticStatus(
-                    level=level,
-                    name=f"{self.get_name()}: signal link",
-                    message=text,
-                    hardware_id=link.port,
-                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
-                )
-            ]
+        self.diagnostics.publish(
+            diagnostic_array(
+                self, name="signal link", level=level, message=text, values=values, hardware_id=link.port
+            )
         )
-        array.header.stamp = stamp
-        self.diagnostics.publish(array)
 
 
 def main(args: list[str] | None = None) -> int:
     """Run the signal bridge until shut down; exit 2 on a bad configuration."""
-    rclpy.init(args=args)
-    node: SignalBridgeNode | None = None
-    try:
-        node = SignalBridgeNode()
-        node.start()
-        rclpy.spin(node)
-    except HilBridgeError as exc:
-        print(f"{NODE_NAME}: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.stop()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(SignalBridgeNode, name=NODE_NAME, config_errors=(HilBridgeError,), args=args)
 
 
 if __name__ == "__main__":

@@ -21,12 +21,10 @@ import threading
 import time
 from pathlib import Path
 
-import rclpy
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Illuminance, JointState, MagneticField, Range
@@ -39,6 +37,7 @@ from hil_bridge.core.devices import load_device_library
 from hil_bridge.core.loop_timing import DeadlineScheduler
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.errors import HilBridgeError
+from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
@@ -451,39 +450,19 @@ class SimNode(Node):
                 DiagnosticStatus.WARN,
                 f"RTF {self.achieved_rtf:.2f} below the asked {self.rtf:g}",
             )
-        array = DiagnosticArray(
-            status=[
-                DiagnosticStatus(
-                    level=level,
-                    name=f"{self.get_name()}: simulation",
-                    message=message,
-                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
-                )
-            ]
+        array = diagnostic_array(
+            self,
+            name="simulation",
+            level=level,
+            message=message,
+            values=values,
         )
-        array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics.publish(array)
 
 
 def main(args: list[str] | None = None) -> int:
     """Run the simulator until shut down; exit 2 on a bad configuration."""
-    rclpy.init(args=args)
-    node: SimNode | None = None
-    try:
-        node = SimNode()
-        node.start()
-        rclpy.spin(node)
-    except (HilSimError, HilBridgeError) as exc:
-        print(f"{NODE_NAME}: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.stop()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 1 if node is not None and node.failure is not None else 0
+    return run_node(SimNode, name=NODE_NAME, config_errors=(HilSimError, HilBridgeError), args=args)
 
 
 if __name__ == "__main__":

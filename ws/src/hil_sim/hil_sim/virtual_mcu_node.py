@@ -25,9 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.executors import ExternalShutdownException
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
 
 from hil_bridge import qos
@@ -38,6 +36,7 @@ from hil_bridge.core.paths import share_dir
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import SignalLayout
 from hil_bridge.errors import HilBridgeError
+from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
 from hil_sim.errors import HilSimError
@@ -179,45 +178,20 @@ class VirtualMcuNode(Node):
             "command_unwritten_bytes": self.unwritten["command"],
             "signal_unwritten_bytes": self.unwritten["signal"],
         }
-        array = DiagnosticArray(
-            status=[
-                DiagnosticStatus(
-                    level=level,
-                    name=f"{self.get_name()}: virtual MCU",
-                    message=text,
-                    hardware_id=self.command.path,
-                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
-                )
-            ]
+        array = diagnostic_array(
+            self,
+            name="virtual MCU",
+            level=level,
+            message=text,
+            values=values,
+            hardware_id=self.command.path,
         )
-        array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics.publish(array)
 
 
 def main(args: list[str] | None = None) -> int:
     """Run the virtual MCU until shut down; exit 2 on a bad configuration."""
-    rclpy.init(args=args)
-    node: VirtualMcuNode | None = None
-    try:
-        node = VirtualMcuNode()
-        node.start()
-        rclpy.spin(node)
-    except (HilSimError, HilBridgeError) as exc:
-        print(f"{NODE_NAME}: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        # SIGINT or SIGTERM during start-up shuts the context down under the
-        # constructor, whose next rclpy call fails: a shutdown, not a crash.
-        if rclpy.ok():
-            raise
-    finally:
-        if node is not None:
-            node.stop()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(VirtualMcuNode, name=NODE_NAME, config_errors=(HilSimError, HilBridgeError), args=args)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -35,6 +33,7 @@ from hil_bridge.core.paths import share_dir
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.serial_reader import SerialReader
 from hil_bridge.errors import HilBridgeError
+from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import LinkStatus
 from hil_msgs.msg import Telemetry as TelemetryMsg
@@ -293,40 +292,22 @@ class ControlLoopNode(Node):
             level, text = DiagnosticStatus.WARN, f"motors held at zero: {', '.join(holding)}"
         else:
             level, text = DiagnosticStatus.OK, f"{mode}, motors held by STOP" if holding else mode
-        array = DiagnosticArray(
-            status=[
-                DiagnosticStatus(
-                    level=level,
-                    name=f"{self.get_name()}: loop",
-                    message=text,
-                    hardware_id=self.link.port,
-                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
-                )
-            ]
+        array = diagnostic_array(
+            self,
+            name="loop",
+            level=level,
+            message=text,
+            values=values,
+            hardware_id=self.link.port,
         )
-        array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics.publish(array)
 
 
 def main(args: list[str] | None = None) -> int:
     """Run the control loop until shut down; exit 2 on a bad configuration."""
-    rclpy.init(args=args)
-    node: ControlLoopNode | None = None
-    try:
-        node = ControlLoopNode()
-        node.start()
-        rclpy.spin(node)
-    except (RobotControlError, HilBridgeError) as exc:
-        print(f"{NODE_NAME}: {exc}", file=sys.stderr)
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.stop()
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(
+        ControlLoopNode, name=NODE_NAME, config_errors=(RobotControlError, HilBridgeError), args=args
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""What every HIL node's ``main()`` and diagnostics share.
+
+The nodes each run a thread of their own beside the rclpy executor (the loops keep
+their own deadlines), so they all start, spin, stop and report the same way:
+
+* :func:`run_node`: ``rclpy.init``, build the node, ``start()`` its thread, spin until
+  SIGINT/SIGTERM, then ``stop()``, destroy and ``rclpy.try_shutdown()`` (``with
+  rclpy.init()`` is not used: it breaks on Jazzy). A configuration error exits 2 with
+  the message on stderr; a node whose thread failed (``failure`` set) exits 1.
+* :func:`diagnostic_array`: one stamped DiagnosticArray with one status.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+
+
+class ThreadedNode(Protocol):
+    """A node with a worker thread."""
+
+    def start(self) -> None:
+        """Start the worker thread."""
+
+    def stop(self) -> None:
+        """Stop the worker thread and release what it holds."""
+
+    def destroy_node(self) -> Any:
+        """Rclpy's Node.destroy_node."""
+
+
+def run_node(
+    factory: Callable[[], ThreadedNode],
+    *,
+    name: str,
+    config_errors: tuple[type[Exception], ...],
+    args: list[str] | None = None,
+) -> int:
+    """Run one node until shut down; returns the process exit status."""
+    rclpy.init(args=args)
+    node: ThreadedNode | None = None
+    try:
+        node = factory()
+        node.start()
+        rclpy.spin(node)  # type: ignore[arg-type]
+    except config_errors as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        # SIGINT or SIGTERM during start-up shuts the context down under the
+        # constructor, whose next rclpy call fails: a shutdown, not a crash.
+        if rclpy.ok():
+            raise
+    finally:
+        if node is not None:
+            node.stop()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 1 if getattr(node, "failure", None) is not None else 0
+
+
+def diagnostic_array(
+    node: Node,
+    *,
+    name: str,
+    level: bytes,
+    message: str,
+    values: Mapping[str, object],
+    hardware_id: str = "",
+) -> DiagnosticArray:
+    """A stamped DiagnosticArray holding one status named ``<node>: <name>``."""
+    array = DiagnosticArray(
+        status=[
+            DiagnosticStatus(
+                level=level,
+                name=f"{node.get_name()}: {name}",
+                message=message,
+                hardware_id=hardware_id,
+                values=[KeyValue(key=key, value=str(value)) for key, value in values.items()],
+            )
+        ]
+    )
+    array.header.stamp = node.get_clock().now().to_msg()
+    return array
