@@ -14,19 +14,17 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from pathlib import Path
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
 
 from hil_bridge import qos
-from hil_bridge.core.devices import load_device_library, load_device_set
+from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.loop_timing import DeadlineScheduler, LoopStats
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.paths import share_dir
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.signal_exchange import SignalExchange
-from hil_bridge.core.signal_protocol import Frame, SignalLayout
+from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
@@ -68,10 +66,7 @@ class SignalBridgeNode(Node):
         params = declare_parameters(self, PARAMETERS)
         if params.as_float("reconnect_backoff_min") > params.as_float("reconnect_backoff_max"):
             raise HilBridgeError(f"{NODE_NAME}: reconnect_backoff_min is greater than reconnect_backoff_max")
-        share = share_dir("hil_bridge")
-        configs = [Path(p) for p in params.as_strings("device_configs")] or [share / "config" / "devices"]
-        device_set = Path(params.as_str("device_set") or share / "config" / "demo_robot_devices.yaml")
-        self.layout = SignalLayout(load_device_set(device_set, load_device_library(configs)))
+        self.layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
         self.link = SerialLink(
             params.as_str("port"),
             baud=params.as_int("baud"),

@@ -19,7 +19,6 @@ import math
 import sys
 import threading
 import time
-from pathlib import Path
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -33,7 +32,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from hil_bridge import qos
-from hil_bridge.core.devices import load_device_library
+from hil_bridge.core.defaults import device_library
 from hil_bridge.core.loop_timing import DeadlineScheduler
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.errors import HilBridgeError
@@ -41,7 +40,7 @@ from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
-from hil_sim.core.build import build_simulation, default_library, default_world_path
+from hil_sim.core.build import build_simulation, default_world_path
 from hil_sim.core.signals import PinState, sensor_signals
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose
@@ -130,8 +129,7 @@ class SimNode(Node):
         super().__init__(NODE_NAME)
         params = declare_parameters(self, PARAMETERS)
         world = params.as_str("world") or default_world_path()
-        configs = params.as_strings("device_configs")
-        library = load_device_library([Path(p) for p in configs]) if configs else default_library()
+        library = device_library(params.as_strings("device_configs"))
         self.robots = params.as_int("robots")
         self.sim: Simulation = build_simulation(
             world,

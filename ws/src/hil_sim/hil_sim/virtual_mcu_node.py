@@ -23,18 +23,14 @@ import select
 import sys
 import threading
 import time
-from pathlib import Path
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
 
 from hil_bridge import qos
-from hil_bridge.core.devices import load_device_library, load_device_set
-from hil_bridge.core.line_protocol import TelemetrySchema
+from hil_bridge.core.defaults import signal_layout, telemetry_schema
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.paths import share_dir
 from hil_bridge.core.pty_link import PtyPair
-from hil_bridge.core.signal_protocol import SignalLayout
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
@@ -81,13 +77,9 @@ class VirtualMcuNode(Node):
     def __init__(self) -> None:
         super().__init__(NODE_NAME)
         params = declare_parameters(self, PARAMETERS)
-        share = share_dir("hil_bridge")
-        configs = [Path(p) for p in params.as_strings("device_configs")] or [share / "config" / "devices"]
-        device_set = Path(params.as_str("device_set") or share / "config" / "demo_robot_devices.yaml")
-        schema = Path(params.as_str("telemetry_schema") or share / "config" / "telemetry.yaml")
         config = McuConfig(
-            layout=SignalLayout(load_device_set(device_set, load_device_library(configs))),
-            schema=TelemetrySchema.from_yaml(schema),
+            layout=signal_layout(params.as_str("device_set"), params.as_strings("device_configs")),
+            schema=telemetry_schema(params.as_str("telemetry_schema")),
             max_command=params.as_int("max_command"),
             telemetry_period=params.as_float("telemetry_period"),
             watchdog_timeout=params.as_float("watchdog_timeout"),

@@ -17,7 +17,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from pathlib import Path
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
@@ -25,11 +24,10 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from hil_bridge import qos
-from hil_bridge.core.devices import load_device_library
-from hil_bridge.core.line_protocol import Drive, Telemetry, TelemetrySchema
+from hil_bridge.core.defaults import device_library, telemetry_schema
+from hil_bridge.core.line_protocol import Drive, Telemetry
 from hil_bridge.core.loop_timing import DeadlineScheduler, LoopStats
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.paths import share_dir
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.serial_reader import SerialReader
 from hil_bridge.errors import HilBridgeError
@@ -93,12 +91,8 @@ class ControlLoopNode(Node):
             raise RobotControlError(
                 f"{NODE_NAME}: mcu_heartbeat_timeout must be longer than mcu_heartbeat_period"
             )
-        share = share_dir("hil_bridge")
-        schema = TelemetrySchema.from_yaml(
-            params.as_str("telemetry_schema") or share / "config" / "telemetry.yaml"
-        )
-        configs = [Path(p) for p in params.as_strings("device_configs")] or [share / "config" / "devices"]
-        library = load_device_library(configs)
+        schema = telemetry_schema(params.as_str("telemetry_schema"))
+        library = device_library(params.as_strings("device_configs"))
         if "photoresistor" not in library:
             raise RobotControlError(
                 f"{NODE_NAME}: no photoresistor device config (needed by the light behaviour)"

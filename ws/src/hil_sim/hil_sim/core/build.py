@@ -11,18 +11,14 @@ import math
 from pathlib import Path
 from typing import Any
 
-from hil_bridge.core.devices import DeviceConfig, load_device_library
+from hil_bridge.core.defaults import device_library
+from hil_bridge.core.devices import DeviceConfig
 from hil_bridge.core.paths import share_dir
 from hil_sim.core.motor import DriverTable
 from hil_sim.core.sensors import PhotoresistorModel, SharpIrModel
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose, WorldConfig, load_world
 from hil_sim.errors import HilSimError
-
-
-def default_library() -> dict[str, DeviceConfig]:
-    """hil_bridge's device library."""
-    return load_device_library([share_dir("hil_bridge") / "config" / "devices"])
 
 
 def default_world_path() -> Path:
@@ -55,7 +51,7 @@ def build_simulation(
     """
     if not isinstance(world, WorldConfig):
         world = load_world(world or default_world_path())
-    library = library if library is not None else default_library()
+    library = library if library is not None else device_library()
     for name in ("sharp_ir", "photoresistor", "dc_motor"):
         if name not in library:
             raise HilSimError(f"device library has no {name!r} config (needed by the robot model)")
