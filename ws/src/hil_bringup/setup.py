@@ -11,10 +11,10 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
-        (f"share/{PACKAGE}/launch", glob("launch/*")),
-        (f"share/{PACKAGE}/config", glob("config/*")),
-        (f"share/{PACKAGE}/urdf", glob("urdf/*")),
-        (f"share/{PACKAGE}/rviz", glob("rviz/*")),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
+        (f"share/{PACKAGE}/rviz", glob("rviz/*.rviz")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
@@ -25,6 +25,7 @@ setup(
     entry_points={
         "console_scripts": [
             "hil_sim_runner = hil_bringup.sim_runner:main",
+            "robot_description = hil_bringup.description_node:main",
         ],
     },
 )

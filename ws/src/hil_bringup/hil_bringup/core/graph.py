@@ -1,0 +1,212 @@
+"""The node graph of a HIL run, described once for the launch files and the runner.
+
+:func:`describe` turns the run's options into the list of nodes (package, executable,
+name, namespace, parameters) and helper processes; ``sim.launch.py`` and
+``hardware.launch.py`` turn that list into launch actions, the one-process runner
+into node objects, so the two cannot drift. Parameters start from each package's
+YAML defaults (``config/<package>.yaml``) and take the run's options on top.
+
+Links in a simulated run (``mcu`` = ``virtual``): the virtual MCU serves the command
+link at ``command_port`` and the signal link at ``signal_port``; the signal bridge
+opens the signal link, the control loop the command link. With ``faults`` on, a link
+fault proxy sits in front of the command link and the loop opens its port instead.
+With ``mcu`` = ``serial`` (hardware.launch.py) there is no virtual MCU: the ports
+are real devices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from hil_bridge.core.param_spec import yaml_defaults
+from hil_bridge.core.paths import share_dir
+from hil_bringup.errors import HilBringupError
+
+MCU_KINDS = ("virtual", "serial")
+BEHAVIOURS = ("", "boards", "light")
+
+
+@dataclass(frozen=True)
+class GraphOptions:
+    """What a run is: robots, pace, world, behaviour, links (defaults: a demo run)."""
+
+    robots: int = 1
+    rtf: float = 1.0
+    use_sim_time: bool = False
+    world: str = ""
+    behaviour: str = "boards"
+    checked: bool = False
+    faults: bool = False
+    mcu: str = "virtual"
+    seed: int = 0
+    link_dir: str = "/tmp/hil"
+    command_port: str = ""
+    signal_port: str = ""
+    command_baud: int = 38400
+    signal_baud: int = 115200
+    record: str = ""
+
+    def __post_init__(self) -> None:
+        if self.robots < 1:
+            raise HilBringupError(f"robots = {self.robots!r}: need at least one")
+        if self.rtf < 0:
+            raise HilBringupError(f"rtf = {self.rtf!r} must be >= 0 (0: as fast as possible)")
+        if self.mcu not in MCU_KINDS:
+            raise HilBringupError(f"mcu = {self.mcu!r} is not one of {', '.join(MCU_KINDS)}")
+        if self.behaviour not in BEHAVIOURS:
+            raise HilBringupError(f"behaviour = {self.behaviour!r} is not one of boards, light or empty")
+        if self.mcu == "serial" and not (self.command_port and self.signal_port):
+            raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
+
+    @property
+    def command_link(self) -> str:
+        """Where the MCU's command link is (the virtual MCU's pty, or the device)."""
+        return self.command_port or str(Path(self.link_dir) / "mcu_command")
+
+    @property
+    def signal_link(self) -> str:
+        """Where the signal link is."""
+        return self.signal_port or str(Path(self.link_dir) / "signal_link")
+
+    @property
+    def loop_port(self) -> str:
+        """The port the control loop opens: the fault proxy's when faults are on."""
+        return str(Path(self.link_dir) / "mcu_command_faulty") if self.faults else self.command_link
+
+    @property
+    def namespace(self) -> str:
+        """The namespace of the HIL chain: robot_0 when there are several robots."""
+        return "robot_0" if self.robots > 1 else ""
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of the graph, as launch_ros.actions.Node and the runner both need it."""
+
+    package: str
+    executable: str
+    name: str
+    module: str  # "<module>:<Node class>" for the one-process runner
+    namespace: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """A helper process that is not a ROS node (the link fault proxy)."""
+
+    name: str
+    executable: str
+    arguments: tuple[str, ...]
+
+
+def package_defaults(package: str, node: str) -> dict[str, Any]:
+    """The YAML defaults of ``node`` from ``config/<package>.yaml``."""
+    return yaml_defaults(share_dir(package) / "config" / f"{package}.yaml", node)
+
+
+def _spec(
+    package: str, executable: str, node: str, module: str, namespace: str, **overrides: Any
+) -> NodeSpec:
+    parameters = package_defaults(package, node)
+    unknown = sorted(set(overrides) - set(parameters))
+    if unknown:
+        raise HilBringupError(f"{package}/{node}: no parameter(s) {unknown} in config/{package}.yaml")
+    parameters.update(overrides)
+    return NodeSpec(package, executable, node, module, namespace, parameters)
+
+
+def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
+    """The nodes and helper processes of a run."""
+    ns = options.namespace
+    sim_time = {"use_sim_time": options.use_sim_time}
+    nodes = [
+        _spec(
+            "hil_sim",
+            "sim",
+            "sim",
+            "hil_sim.sim_node:SimNode",
+            "",
+            robots=options.robots,
+            rtf=options.rtf,
+            world=options.world,
+            seed=options.seed,
+        ),
+        _spec(
+            "hil_bridge",
+            "signal_bridge",
+            "signal_bridge",
+            "hil_bridge.signal_bridge_node:SignalBridgeNode",
+            ns,
+            port=options.signal_link,
+            baud=options.signal_baud,
+            checked=options.checked,
+        ),
+        _spec(
+            "robot_control",
+            "control_loop",
+            "control_loop",
+            "robot_control.control_loop_node:ControlLoopNode",
+            ns,
+            port=options.loop_port,
+            baud=options.command_baud,
+            checked=options.checked,
+            behaviour=options.behaviour,
+        ),
+        NodeSpec(
+            "hil_bringup",
+            "robot_description",
+            "robot_description",
+            "hil_bringup.description_node:DescriptionNode",
+            ns,
+            {"frame_prefix": f"{ns}/" if ns else ""},
+        ),
+    ]
+    if options.mcu == "virtual":
+        nodes.insert(
+            0,
+            _spec(
+                "hil_sim",
+                "virtual_mcu",
+                "virtual_mcu",
+                "hil_sim.virtual_mcu_node:VirtualMcuNode",
+                ns,
+                command_port=options.command_link,
+                signal_port=options.signal_link,
+                checked=options.checked,
+            ),
+        )
+    nodes = [replace(n, parameters={**n.parameters, **sim_time}) for n in nodes]
+    processes = []
+    if options.faults:
+        processes.append(
+            ProcessSpec(
+                "link_proxy",
+                "hil_link_proxy",
+                (
+                    "--upstream",
+                    options.command_link,
+                    "--link",
+                    options.loop_port,
+                    "--drop",
+                    "0.001",
+                    "--corrupt",
+                    "0.001",
+                    "--baud",
+                    str(options.command_baud),
+                    "--seed",
+                    str(options.seed),
+                ),
+            )
+        )
+    return nodes, processes
+
+
+def params_file(nodes: list[NodeSpec]) -> dict[str, Any]:
+    """The nodes' parameters as one ROS 2 parameter file (``<namespace>/<name>`` sections)."""
+    return {
+        (f"/{n.namespace}/{n.name}" if n.namespace else n.name): {"ros__parameters": n.parameters}
+        for n in nodes
+    }

@@ -1,0 +1,92 @@
+"""``robot_description``: the robot's URDF on a latched topic, and its transforms.
+
+Publishes the URDF on ``robot_description`` (transient local, like
+robot_state_publisher), the fixed joints once on ``/tf_static``, and the wheels'
+transforms on ``/tf`` from ``joint_states``, so rviz shows the robot without
+robot_state_publisher (which is not on PyPI). ``frame_prefix`` names the frames of
+one robot among several (``robot_0/``).
+"""
+
+from __future__ import annotations
+
+from geometry_msgs.msg import TransformStamped
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+
+from hil_bridge import qos
+from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.paths import share_dir
+from hil_bridge.errors import HilBridgeError
+from hil_bridge.node_runtime import run_node
+from hil_bridge.parameters import declare_parameters
+from hil_bringup.core.urdf import Joint, joints, load_urdf
+from hil_bringup.errors import HilBringupError
+
+NODE_NAME = "robot_description"
+
+PARAMETERS = (
+    ParamSpec("urdf", "", "URDF file; empty: urdf/hil_robot.urdf of hil_bringup."),
+    ParamSpec("frame_prefix", "", "Prefix of every frame of this robot, e.g. robot_0/."),
+)
+
+#: /tf_static is latched for late joiners (tf2's own convention).
+STATIC_QOS = QoSProfile(
+    depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+
+
+class DescriptionNode(Node):
+    """Publishes the URDF and the transforms of its joints."""
+
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME)
+        params = declare_parameters(self, PARAMETERS)
+        path = params.as_str("urdf") or str(share_dir("hil_bringup") / "urdf" / "hil_robot.urdf")
+        self.urdf = load_urdf(path)
+        self.prefix = params.as_str("frame_prefix")
+        all_joints = joints(self.urdf, source=path)
+        self.moving = {j.name: j for j in all_joints if not j.fixed}
+        self.create_publisher(String, "robot_description", qos.LATCHED).publish(String(data=self.urdf))
+        static = self.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
+        static.publish(TFMessage(transforms=[self.transform(j, 0.0) for j in all_joints if j.fixed]))
+        self.tf = self.create_publisher(TFMessage, "tf", qos.COMMAND)
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, qos.SENSOR)
+
+    def transform(self, joint: Joint, position: float, stamp: object = None) -> TransformStamped:
+        """The transform of ``joint`` at ``position``."""
+        transform = TransformStamped()
+        transform.header.stamp = stamp if stamp is not None else self.get_clock().now().to_msg()
+        transform.header.frame_id = self.prefix + joint.parent
+        transform.child_frame_id = self.prefix + joint.child
+        translation = transform.transform.translation
+        translation.x, translation.y, translation.z = joint.xyz
+        rotation = transform.transform.rotation
+        rotation.x, rotation.y, rotation.z, rotation.w = joint.rotation_at(position)
+        return transform
+
+    def on_joint_states(self, message: JointState) -> None:
+        """Wheel transforms from the wheel angles."""
+        transforms = [
+            self.transform(self.moving[name], position, message.header.stamp)
+            for name, position in zip(message.name, message.position, strict=False)
+            if name in self.moving
+        ]
+        if transforms:
+            self.tf.publish(TFMessage(transforms=transforms))
+
+    # It has no thread of its own; run_node expects start/stop.
+    def start(self) -> None:
+        """Nothing to start: everything happens in callbacks."""
+
+    def stop(self) -> None:
+        """Nothing to stop."""
+
+
+def main(args: list[str] | None = None) -> int:
+    """Publish the description until shut down."""
+    return run_node(
+        DescriptionNode, name=NODE_NAME, config_errors=(HilBringupError, HilBridgeError), args=args
+    )

@@ -1,0 +1,132 @@
+"""Launch actions from the graph description (imported by the launch files only).
+
+Both launch files declare their arguments and hand the evaluated values to
+:func:`graph_actions`, which builds the nodes from :mod:`hil_bringup.core.graph`
+exactly as the one-process runner does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from launch import LaunchContext
+from launch.actions import DeclareLaunchArgument, ExecuteProcess
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from hil_bridge.core.paths import share_dir
+from hil_bringup.core.graph import GraphOptions, describe
+
+#: name -> (default, description, choices or None)
+ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
+    "robots": ("1", "Number of simulated robots (the HIL chain drives robot 0).", None),
+    "rtf": (
+        "1.0",
+        "Real-time factor of the simulation; 0 runs as fast as possible (use use_sim_time).",
+        None,
+    ),
+    "use_sim_time": (
+        "false",
+        "Nodes take their time from /clock published by the simulator.",
+        ["true", "false"],
+    ),
+    "world": ("", "World YAML file; empty: hil_sim's worlds/demo.yaml.", None),
+    "behaviour": (
+        "boards",
+        "Behaviour the control loop starts in; empty for MANUAL (cmd_vel).",
+        ["", "boards", "light"],
+    ),
+    "record": (
+        "",
+        "Record every topic and the raw wire traffic to this rosbag2 (MCAP) path; empty: off.",
+        None,
+    ),
+    "checked": ("false", "Checked mode (sequence number + CRC-16) on both links.", ["true", "false"]),
+    "faults": (
+        "false",
+        "Put a link fault proxy (drops, corruption, baud timing) on the command link.",
+        ["true", "false"],
+    ),
+    "mcu": (
+        "virtual",
+        "The MCU under test: virtual (Python), or serial (a real board on command_port).",
+        ["virtual", "serial"],
+    ),
+    "command_port": (
+        "",
+        "Serial device of the MCU's command link (mcu:=serial); empty: the virtual MCU's pty.",
+        None,
+    ),
+    "signal_port": (
+        "",
+        "Serial device of the bridge board's signal link; empty: the virtual MCU's pty.",
+        None,
+    ),
+    "seed": ("0", "Seed of the sensor noise (identical runs for identical seeds).", None),
+    "rviz": ("false", "Start rviz2 with hil_bringup's configuration.", ["true", "false"]),
+}
+
+
+def declare(defaults: dict[str, str] | None = None) -> list[DeclareLaunchArgument]:
+    """Every launch argument, with its description (and the file's own defaults)."""
+    actions = []
+    for name, (default, description, choices) in ARGUMENTS.items():
+        value = (defaults or {}).get(name, default)
+        if choices is None:
+            actions.append(DeclareLaunchArgument(name, default_value=value, description=description))
+        else:
+            actions.append(
+                DeclareLaunchArgument(name, default_value=value, description=description, choices=choices)
+            )
+    return actions
+
+
+def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any]:
+    """The nodes of the run, for an OpaqueFunction."""
+
+    def value(name: str) -> str:
+        return LaunchConfiguration(name).perform(context)
+
+    options = GraphOptions(
+        robots=int(value("robots")),
+        rtf=float(value("rtf")),
+        use_sim_time=value("use_sim_time") == "true",
+        world=value("world"),
+        behaviour=value("behaviour"),
+        checked=value("checked") == "true",
+        faults=value("faults") == "true",
+        mcu=value("mcu"),
+        seed=int(value("seed")),
+        command_port=value("command_port"),
+        signal_port=value("signal_port"),
+        record=value("record"),
+    )
+    nodes, processes = describe(options)
+    actions: list[Any] = [
+        Node(
+            package=node.package,
+            executable=node.executable,
+            name=node.name,
+            namespace=node.namespace,
+            parameters=[node.parameters],
+            output="screen",
+        )
+        for node in nodes
+    ]
+    actions += [
+        ExecuteProcess(cmd=[p.executable, *p.arguments], name=p.name, output="screen") for p in processes
+    ]
+    if options.record:
+        actions.append(
+            Node(
+                package="hil_bringup",
+                executable="recorder",
+                name="recorder",
+                parameters=[{"path": options.record, "use_sim_time": options.use_sim_time}],
+                output="screen",
+            )
+        )
+    if value("rviz") == "true":
+        config = str(share_dir("hil_bringup") / "rviz" / "hil.rviz")
+        actions.append(Node(package="rviz2", executable="rviz2", arguments=["-d", config], output="screen"))
+    return actions

@@ -1,0 +1,18 @@
+"""The full HIL loop with no hardware: virtual MCU, signal bridge, simulator, control loop.
+
+    ros2 launch hil_bringup sim.launch.py
+    ros2 launch hil_bringup sim.launch.py rtf:=0.0 use_sim_time:=true record:=/tmp/run1 rviz:=true
+
+The node list and parameters come from hil_bringup's graph description, the same one
+the one-process runner (``make sim``) uses.
+"""
+
+from launch import LaunchDescription
+from launch.actions import OpaqueFunction
+
+from hil_bringup.launch_common import declare, graph_actions
+
+
+def generate_launch_description() -> LaunchDescription:
+    """Arguments (see ``ros2 launch hil_bringup sim.launch.py --show-args``), then the graph."""
+    return LaunchDescription([*declare(), OpaqueFunction(function=graph_actions)])
