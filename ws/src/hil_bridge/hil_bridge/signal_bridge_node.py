@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
@@ -23,7 +24,7 @@ from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.loop_timing import DeadlineScheduler, LoopStats
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
-from hil_bridge.core.signal_exchange import SignalExchange
+from hil_bridge.core.signal_exchange import SignalExchange, StepResult
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, run_node
@@ -61,9 +62,10 @@ PARAMETERS = (
 class SignalBridgeNode(Node):
     """The signal bridge: one serial link, one exchange thread, topics to the simulator."""
 
-    def __init__(self) -> None:
-        super().__init__(NODE_NAME)
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
+        self._next_report = 0.0
         if params.as_float("reconnect_backoff_min") > params.as_float("reconnect_backoff_max"):
             raise HilBridgeError(f"{NODE_NAME}: reconnect_backoff_min is greater than reconnect_backoff_max")
         self.layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
@@ -118,18 +120,22 @@ class SignalBridgeNode(Node):
                 )
 
     def run(self) -> None:
-        """The exchange loop: one step per deadline until stopped."""
+        """The exchange loop: one :meth:`tick` per deadline until stopped."""
         scheduler = DeadlineScheduler(self.period)
-        next_report = time.monotonic()
         while not self._stop.is_set():
             tick = scheduler.wait()
-            result = self.exchange.step(tick.woke)
-            if result.frames:
-                self.publish_frame(result.frames[-1])
-            if tick.woke >= next_report:
-                next_report = tick.woke + self.diagnostics_period
-                self.publish_health(tick.woke)
+            self.tick(tick.woke)
             self.stats.record(tick, time.monotonic() - tick.woke)
+
+    def tick(self, now: float) -> StepResult:
+        """One exchange: decode, publish the newest INPUT values, send the OUTPUT frame."""
+        result = self.exchange.step(now)
+        if result.frames:
+            self.publish_frame(result.frames[-1])
+        if now >= self._next_report:
+            self._next_report = now + self.diagnostics_period
+            self.publish_health(now)
+        return result
 
     def publish_frame(self, frame: Frame) -> None:
         """Publish a frame's INPUT values on hil/signals/to_sim."""

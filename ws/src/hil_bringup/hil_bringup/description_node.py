@@ -9,6 +9,8 @@ one robot among several (``robot_0/``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -41,8 +43,8 @@ STATIC_QOS = QoSProfile(
 class DescriptionNode(Node):
     """Publishes the URDF and the transforms of its joints."""
 
-    def __init__(self) -> None:
-        super().__init__(NODE_NAME)
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
         path = params.as_str("urdf") or str(share_dir("hil_bringup") / "urdf" / "hil_robot.urdf")
         self.urdf = load_urdf(path)

@@ -1,25 +1,277 @@
-"""One-process runner of the HIL simulation (``make sim``).
+"""``hil_sim_runner`` (``make sim``): the whole HIL loop in one process, with a live status.
 
-The graph it starts (virtual MCU, signal bridge, simulator, control loop) lands with
-the bringup issue; until then it says so and exits with status 1, so a script that
-calls it does not mistake it for a finished run.
+Starts the graph of ``sim.launch.py`` (virtual MCU, signal bridge, simulator, control
+loop, robot description) from the same description and parameter files, in this
+process. The robot runs the ``boards`` demo by default. A live status (rich) shows
+simulated time, RTF, pose, boards down, link round trips and loop jitter; Ctrl-C stops
+cleanly (threads joined, ptys closed, their links removed). At the end the run's
+folder holds ``report.png`` (arena, boards standing or fallen, trajectory, LED events)
+and ``metrics.json``; the last lines printed name both.
+
+    hil_sim_runner                          # real time, until Ctrl-C
+    hil_sim_runner --headless --duration 120 --rtf 0
+    make sim ARGS="--headless --duration 60 --rtf 0 --record /tmp/run1"
 """
 
-import argparse
-import sys
+from __future__ import annotations
 
-NOT_BUILT = (
-    "hil_sim_runner: the simulation graph is not built yet "
-    "(virtual MCU, bridge, sim and control loop land with the bringup issue)."
-)
+import argparse
+import signal
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from hil_bridge.errors import HilBridgeError
+from hil_bringup.core.graph import BEHAVIOURS, GraphOptions
+from hil_bringup.core.report import RunLog, write_report
+from hil_bringup.errors import HilBringupError
+from hil_bringup.runner import GraphRunner
+from hil_sim.errors import HilSimError
+from robot_control.errors import RobotControlError
+
+#: Simulated seconds between trajectory samples of the report.
+SAMPLE_PERIOD = 0.05
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The runner's options."""
+    parser = argparse.ArgumentParser(
+        prog="hil_sim_runner", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--duration", type=float, default=0.0, help="simulated seconds to run (0: until Ctrl-C)"
+    )
+    parser.add_argument(
+        "--rtf", type=float, default=1.0, help="real-time factor; 0 = as fast as possible (lockstep)"
+    )
+    parser.add_argument(
+        "--robots", type=int, default=1, help="number of robots (the HIL chain drives robot 0)"
+    )
+    parser.add_argument(
+        "--behaviour", default="boards", choices=BEHAVIOURS, help="AUTO behaviour ('' = MANUAL)"
+    )
+    parser.add_argument("--mcu", default="virtual", choices=("virtual",), help="the MCU under test")
+    parser.add_argument("--record", default="", help="record a rosbag2 (MCAP) of the run to this path")
+    parser.add_argument("--headless", action="store_true", help="no live status, progress lines only")
+    parser.add_argument("--world", default="", help="world YAML (default: hil_sim's demo world)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise")
+    parser.add_argument("--checked", action="store_true", help="checked mode on both links")
+    parser.add_argument("--faults", action="store_true", help="link fault proxy on the command link")
+    parser.add_argument(
+        "--until-boards-down", type=int, default=0, help="stop once this many boards are down"
+    )
+    parser.add_argument(
+        "--report-dir", default="", help="folder for report.png and metrics.json (default: runs/<time>)"
+    )
+    return parser.parse_args(argv)
+
+
+class Status:
+    """What the live display and the report show, read from the running nodes."""
+
+    def __init__(self, runner: GraphRunner) -> None:
+        self.runner = runner
+        self.wall_start = time.monotonic()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The figures of the run right now."""
+        runner = self.runner
+        sim = runner.sim.sim
+        loop = runner.loop.loop
+        now = runner.loop.clock()
+        mcu, station = loop.mcu.health(now), loop.station_link.health(now)
+        timing = runner.loop.stats.summary()
+        wall = time.monotonic() - self.wall_start
+        return {
+            "sim_time": sim.time,
+            "wall_time": wall,
+            "rtf": sim.time / wall if wall > 0 else 0.0,
+            "pose": (float(sim.x[0]), float(sim.y[0]), float(sim.yaw[0])),
+            "boards_down": sim.geometry.boards_down,
+            "boards": len(sim.world.boards),
+            "mode": loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else ""),
+            "held_by": ", ".join(loop.holding_reasons) or "-",
+            "mcu_alive": mcu.alive,
+            "mcu_rtt_ms": mcu.rtt_last * 1e3,
+            "station": "never heard" if station.since_last_heard < 0 else ("ok" if station.alive else "lost"),
+            "jitter_p99_us": timing.jitter_p99 * 1e6,
+            "frames": loop.frames,
+        }
+
+
+def render(status: dict[str, Any]) -> Any:
+    """The live status as a rich table."""
+    from rich.table import Table  # noqa: PLC0415 - only for the live display
+
+    table = Table(title="HIL simulation", show_header=False, min_width=56)
+    x, y, yaw = status["pose"]
+    rows = [
+        (
+            "sim time",
+            f"{status['sim_time']:8.2f} s   (wall {status['wall_time']:.1f} s, RTF {status['rtf']:.2f})",
+        ),
+        ("robot 0", f"x {x:+.3f} m  y {y:+.3f} m  yaw {yaw:+.2f} rad"),
+        ("boards down", f"{status['boards_down']} of {status['boards']}"),
+        ("control", f"{status['mode']}, motors held by: {status['held_by']}"),
+        (
+            "MCU link",
+            f"{'alive' if status['mcu_alive'] else 'LOST'}, HBB round trip {status['mcu_rtt_ms']:.2f} ms",
+        ),
+        ("station link", status["station"]),
+        ("loop", f"{status['frames']} frames, jitter p99 {status['jitter_p99_us']:.0f} us"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the graph until the duration, the boards or Ctrl-C; write the report."""
+    options = GraphOptions(
+        robots=args.robots,
+        rtf=args.rtf,
+        world=args.world,
+        behaviour=args.behaviour,
+        checked=args.checked,
+        faults=args.faults,
+        mcu=args.mcu,
+        seed=args.seed,
+        record=args.record,
+    )
+    folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    started = time.monotonic()
+    runner = GraphRunner(options)
+    status = Status(runner)
+    log = RunLog(runner.sim.sim.world)
+    print(
+        f"hil_sim_runner: started in {time.monotonic() - started:.2f} s "
+        f"({'lockstep, as fast as possible' if runner.lockstep else f'rtf {options.rtf:g}'})",
+        flush=True,
+    )
+    try:
+        runner.start()
+        _drive(runner, args, status, log, stop)
+    finally:
+        snapshot = status.snapshot()
+        log.metrics.update(_metrics(snapshot, runner, options))
+        runner.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    metrics_path, picture_path = write_report(log, folder)
+    print(
+        f"hil_sim_runner: {snapshot['boards_down']} of {snapshot['boards']} boards down "
+        f"in {snapshot['sim_time']:.1f} s simulated ({snapshot['wall_time']:.1f} s wall)"
+    )
+    print(f"metrics: {metrics_path}")
+    print(f"picture: {picture_path}", flush=True)
+    return 0
+
+
+def _drive(
+    runner: GraphRunner, args: argparse.Namespace, status: Status, log: RunLog, stop: threading.Event
+) -> None:
+    sim_node = runner.sim
+    sim = sim_node.sim
+    next_sample = 0.0
+    next_print = time.monotonic()
+    live = None
+    if not args.headless:
+        from rich.live import Live  # noqa: PLC0415 - only for the live display
+
+        live = Live(render(status.snapshot()), refresh_per_second=4)
+        live.start()
+    try:
+        while not stop.is_set():
+            if runner.lockstep:
+                runner.step()
+            else:
+                time.sleep(0.02)
+            with sim_node.lock:
+                t = sim.time
+                if t >= next_sample:
+                    next_sample = t + SAMPLE_PERIOD
+                    log.sample(
+                        t,
+                        float(sim.x[0]),
+                        float(sim.y[0]),
+                        bool(sim.led[0] > 0.5),
+                        [bool(s) for s in sim.geometry.standing],
+                    )
+                down = sim.geometry.boards_down
+            if args.duration and t >= args.duration:
+                break
+            if args.until_boards_down and down >= args.until_boards_down:
+                break
+            if time.monotonic() >= next_print:
+                next_print = time.monotonic() + (0.25 if live else 5.0)
+                snapshot = status.snapshot()
+                if live is not None:
+                    live.update(render(snapshot))
+                else:
+                    print(
+                        f"  t {snapshot['sim_time']:7.1f} s  RTF {snapshot['rtf']:5.2f}  "
+                        f"boards down {snapshot['boards_down']}/{snapshot['boards']}  "
+                        f"MCU {'alive' if snapshot['mcu_alive'] else 'LOST'}",
+                        flush=True,
+                    )
+    finally:
+        with sim_node.lock:  # the last moment too, whatever ended the run
+            log.sample(
+                sim.time,
+                float(sim.x[0]),
+                float(sim.y[0]),
+                bool(sim.led[0] > 0.5),
+                [bool(s) for s in sim.geometry.standing],
+            )
+        if live is not None:
+            live.stop()
+
+
+def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOptions) -> dict[str, Any]:
+    loop = runner.loop.loop
+    metrics: dict[str, Any] = {
+        "boards_down": snapshot["boards_down"],
+        "boards": snapshot["boards"],
+        "sim_duration_s": round(snapshot["sim_time"], 3),
+        "wall_duration_s": round(snapshot["wall_time"], 3),
+        "rtf": round(snapshot["rtf"], 3),
+        "mode": "lockstep" if runner.lockstep else f"real time, rtf {options.rtf:g}",
+        "seed": options.seed,
+        "robots": options.robots,
+        "final_pose": [round(v, 4) for v in snapshot["pose"]],
+        "loop_frames": snapshot["frames"],
+        "loop_jitter_p99_us": None if runner.lockstep else round(snapshot["jitter_p99_us"], 1),
+    }
+    metrics["mcu_rtt_ms"] = {
+        "last": round(loop.mcu.rtt_last * 1e3, 3),
+        "p50": round(loop.mcu.rtt_percentile(50) * 1e3, 3),
+        "p99": round(loop.mcu.rtt_percentile(99) * 1e3, 3),
+        "max": round(loop.mcu.rtt_max * 1e3, 3),
+    }
+    metrics["failsafe_events"] = {name: loop.failsafes.trips(name) for name in ("cmd_vel", "mcu", "station")}
+    metrics["mcu_errors"] = sum(loop.mcu_errors.values())
+    metrics["lines_dropped"] = loop.decoder.stats.dropped_total
+    return metrics
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse the runner's options and report that the graph is not available yet."""
-    parser = argparse.ArgumentParser(prog="hil_sim_runner", description=__doc__)
-    parser.parse_args(argv)
-    print(NOT_BUILT, file=sys.stderr)
-    return 1
+    """Run the simulation; exit 2 on a bad configuration."""
+    args = parse(argv)
+    try:
+        return run(args)
+    except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
+        print(f"hil_sim_runner: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import math
 import sys
 import threading
 import time
+from typing import Any
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -87,6 +88,13 @@ PARAMETERS = (
         max=10.0,
     ),
     ParamSpec("publish_clock", True, "Publish /clock with the simulated time."),
+    ParamSpec(
+        "pin_timeout",
+        0.1,
+        "Simulated seconds without MCU pins before its motors coast (a dead MCU's outputs float).",
+        min=0.001,
+        max=60.0,
+    ),
     ParamSpec("device_configs", [], "Device config files or folders; empty: hil_bridge's library."),
 )
 
@@ -125,8 +133,8 @@ class RobotTopics:
 class SimNode(Node):
     """The simulator: one world, N robots, a stepping thread, ROS topics and services."""
 
-    def __init__(self) -> None:
-        super().__init__(NODE_NAME)
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
         world = params.as_str("world") or default_world_path()
         library = device_library(params.as_strings("device_configs"))
@@ -147,6 +155,11 @@ class SimNode(Node):
         self.publish_clock = params.as_bool("publish_clock")
         self.pins = PinState.zeros(self.robots)
         self._pins_dirty = False
+        self.pin_timeout = params.as_float("pin_timeout")
+        self._pins_at = [0.0] * self.robots
+        self._coasting = [False] * self.robots
+        #: hil/signals/to_sim messages taken (the lockstep runner skips the topic).
+        self.pins_received = 0
         self.lock = threading.Lock()
 
         prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
@@ -191,7 +204,9 @@ class SimNode(Node):
     def on_to_sim(self, robot: int, message: SignalArray) -> None:
         """Take a robot's MCU pins."""
         unknown = self.pins.update(robot, [(s.device, s.name, s.value) for s in message.signals])
-        self._pins_dirty = True
+        self.pins_received += 1
+        with self.lock:
+            self._pins_taken(robot)
         for name in unknown:
             if name not in self._warned:
                 self._warned.add(name)
@@ -246,17 +261,47 @@ class SimNode(Node):
         while not self._stop.is_set():
             if scheduler is not None:
                 scheduler.wait()
-            with self.lock:
-                if self._pins_dirty:
-                    self._pins_dirty = False
-                    self.pins.apply(sim)
-                sim.step(self.chunk)
-                self.publish_step()
+            self.advance()
             now = time.monotonic()
             if now >= next_report:
                 self.achieved_rtf = (sim.time - window_sim) / (now - window_wall)
                 window_wall, window_sim, next_report = now, sim.time, now + 1.0
                 self.publish_diagnostics()
+
+    def advance(self) -> None:
+        """One signal period: apply the latest pins, step the physics, publish what is due."""
+        with self.lock:
+            self._coast_silent_robots()
+            if self._pins_dirty:
+                self._pins_dirty = False
+                self.pins.apply(self.sim)
+            self.sim.step(self.chunk)
+            self.publish_step()
+
+    def set_pins(self, robot: int, signals: list[tuple[str, str, float]]) -> None:
+        """Take a robot's MCU pins directly (the in-process lockstep runner's shortcut)."""
+        self.pins.update(robot, signals)
+        self._pins_taken(robot)
+
+    def _pins_taken(self, robot: int) -> None:
+        self._pins_dirty = True
+        self._pins_at[robot] = self.sim.time
+        if self._coasting[robot]:
+            self._coasting[robot] = False
+            self.get_logger().info(f"robot {robot}: MCU pins back")
+
+    def _coast_silent_robots(self) -> None:
+        """Motors of robots whose MCU has gone quiet coast: its outputs float, the driver lets go."""
+        now = self.sim.time
+        for robot in range(self.robots):
+            silent = now - self._pins_at[robot] > self.pin_timeout and self.pins.motors[robot].any()
+            if silent and not self._coasting[robot]:
+                self._coasting[robot] = True
+                self.pins.motors[robot] = 0.0
+                self._pins_dirty = True
+                self.get_logger().warning(
+                    f"robot {robot}: no MCU pins for {self.pin_timeout:g} s, motors coast"
+                )
 
     def publish_step(self) -> None:
         """Everything due at the current simulated time."""

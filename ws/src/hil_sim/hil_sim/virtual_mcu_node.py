@@ -23,6 +23,8 @@ import select
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
@@ -74,9 +76,12 @@ PARAMETERS = (
 class VirtualMcuNode(Node):
     """The virtual MCU: two ptys, one event-loop thread, diagnostics."""
 
-    def __init__(self) -> None:
-        super().__init__(NODE_NAME)
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
+        #: Time source of the MCU's timers: the wall clock, or simulated time in lockstep.
+        self.clock: Callable[[], float] = time.monotonic
+        self._next_report = 0.0
         config = McuConfig(
             layout=signal_layout(params.as_str("device_set"), params.as_strings("device_configs")),
             schema=telemetry_schema(params.as_str("telemetry_schema")),
@@ -87,7 +92,8 @@ class VirtualMcuNode(Node):
             signal_period=params.as_float("signal_period"),
             checked=params.as_bool("checked"),
         )
-        self.mcu = VirtualMcu(config, start=time.monotonic())
+        self.config = config
+        self.mcu = VirtualMcu(config, start=self.clock())
         #: Bytes a full tty did not take, per link.
         self.unwritten = {"command": 0, "signal": 0}
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
@@ -112,6 +118,12 @@ class VirtualMcuNode(Node):
         """Start the event loop thread."""
         self._thread.start()
 
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Run on another time source (lockstep): the MCU powers up again at its time."""
+        self.clock = clock
+        self.mcu = VirtualMcu(self.config, start=clock())
+        self._next_report = clock()
+
     def stop(self) -> None:
         """Stop the event loop and close both ptys (which removes their links)."""
         self._stop.set()
@@ -121,24 +133,26 @@ class VirtualMcuNode(Node):
         self.signal.close()
 
     def run(self) -> None:
-        """The event loop: wait for bytes or the next deadline, feed the core, write its output."""
-        mcu, command, signal = self.mcu, self.command, self.signal
-        next_report = time.monotonic()
+        """The event loop: wait for bytes or the next deadline, then :meth:`tick`."""
         while not self._stop.is_set():
-            now = time.monotonic()
-            wait = min(mcu.next_deadline(now) - now, IDLE_WAIT_S)
-            readable, _, _ = select.select([command.master_fd, signal.master_fd], [], [], wait)
-            now = time.monotonic()
-            if command.master_fd in readable:
-                mcu.feed_command(command.read(), now)
-            if signal.master_fd in readable:
-                mcu.feed_signal(signal.read(), now)
-            mcu.tick(now)
-            self._write("command", command, mcu.take_command_output())
-            self._write("signal", signal, mcu.take_signal_output())
-            if now >= next_report:
-                next_report = now + DIAGNOSTICS_PERIOD
-                self.publish_diagnostics()
+            now = self.clock()
+            wait = min(self.mcu.next_deadline(now) - now, IDLE_WAIT_S)
+            select.select([self.command.master_fd, self.signal.master_fd], [], [], max(wait, 0.0))
+            self.tick(self.clock())
+
+    def tick(self, now: float) -> None:
+        """Take what both links sent, run the MCU's timers, write what it has to say."""
+        mcu, command, signal = self.mcu, self.command, self.signal
+        if data := command.read():
+            mcu.feed_command(data, now)
+        if data := signal.read():
+            mcu.feed_signal(data, now)
+        mcu.tick(now)
+        self._write("command", command, mcu.take_command_output())
+        self._write("signal", signal, mcu.take_signal_output())
+        if now >= self._next_report:
+            self._next_report = now + DIAGNOSTICS_PERIOD
+            self.publish_diagnostics()
 
     def _write(self, link: str, pty: PtyPair, data: bytes) -> None:
         if not data:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
@@ -84,9 +86,11 @@ PARAMETERS = (
 class ControlLoopNode(Node):
     """The robot brain: serial port, frame thread, topics."""
 
-    def __init__(self) -> None:
-        super().__init__(NODE_NAME)
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
+        #: Time source of the loop: the wall clock, or simulated time in lockstep.
+        self.clock: Callable[[], float] = time.monotonic
         if params.as_float("mcu_heartbeat_timeout") <= params.as_float("mcu_heartbeat_period"):
             raise RobotControlError(
                 f"{NODE_NAME}: mcu_heartbeat_timeout must be longer than mcu_heartbeat_period"
@@ -119,15 +123,18 @@ class ControlLoopNode(Node):
         )
         self.period = 1.0 / params.as_float("frame_rate")
         self.diagnostics_period = params.as_float("diagnostics_period")
-        self.loop = ControlLoop(config, behaviours, start=time.monotonic())
-        if params.as_str("behaviour"):
-            self.loop.station(f"AUTO {params.as_str('behaviour')}", time.monotonic())
+        self._make_loop = lambda start: ControlLoop(config, behaviours, start=start)
+        self.initial_behaviour = params.as_str("behaviour")
+        self.loop = self._new_loop()
         self.link = SerialLink(
             params.as_str("port"),
             baud=params.as_int("baud"),
             backoff_max=params.as_float("reconnect_backoff_max"),
         )
         self.reader = SerialReader(self.link)
+        self._generation = self.link.generation
+        self.next_frame = 0.0
+        self.next_report = 0.0
         self.stats = LoopStats()
         self.lock = threading.Lock()
 
@@ -145,10 +152,24 @@ class ControlLoopNode(Node):
             + (f", AUTO {params.as_str('behaviour')}" if params.as_str("behaviour") else ", MANUAL")
         )
 
+    def _new_loop(self) -> ControlLoop:
+        loop = self._make_loop(self.clock())
+        if self.initial_behaviour:
+            loop.station(f"AUTO {self.initial_behaviour}", self.clock())
+        return loop
+
     def start(self) -> None:
         """Start the port reader and the frame thread."""
         self.reader.start()
         self._thread.start()
+
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Run on another time source (lockstep, driven by :meth:`tick`): a fresh loop at its time."""
+        self.clock = clock
+        with self.lock:
+            self.loop = self._new_loop()
+        self.next_frame = clock()
+        self.next_report = clock()
 
     def stop(self) -> None:
         """Stop the frame thread, leave the motors at zero, close the port."""
@@ -165,12 +186,12 @@ class ControlLoopNode(Node):
     def on_cmd_vel(self, message: Twist) -> None:
         """Latest velocity command."""
         with self.lock:
-            self.loop.cmd_vel(message.linear.x, message.angular.z, time.monotonic())
+            self.loop.cmd_vel(message.linear.x, message.angular.z, self.clock())
 
     def on_robot_command(self, message: String) -> None:
         """A station command: echo heartbeats, log the rest."""
         with self.lock:
-            result = self.loop.station(message.data, time.monotonic())
+            result = self.loop.station(message.data, self.clock())
         if result.echo is not None:
             self.station_out.publish(String(data=result.echo))
         if result.warning:
@@ -181,33 +202,43 @@ class ControlLoopNode(Node):
     # --- the frame thread -----------------------------------------------------------------
 
     def run(self) -> None:
-        """Frames on absolute deadlines until stopped."""
+        """Frames on absolute deadlines until stopped, bytes stamped by the reader thread."""
         scheduler = DeadlineScheduler(self.period)
-        generation = self.link.generation
-        next_report = time.monotonic()
+        self.next_report = time.monotonic()
         while not self._stop.is_set():
             tick = scheduler.wait()
-            received = self.reader.take()
-            with self.lock:
-                if self.link.generation != generation:
-                    generation = self.link.generation
-                    self.loop.reconnected()
-                result = self.loop.frame(tick.woke, received)
-            if result.write:
-                self.link.write(result.write)
-            for telemetry in result.telemetry:
-                self.publish_telemetry(telemetry)
-            for text in result.mcu_errors:
-                self.get_logger().warning(f"MCU: ERR,{text}")
-            for event in result.events:
-                if event.startswith("failsafe"):
-                    self.get_logger().warning(event)
-                else:
-                    self.get_logger().info(event)
+            self.tick(tick.woke, self.reader.take())
             self.stats.record(tick, time.monotonic() - tick.woke)
-            if tick.woke >= next_report:
-                next_report = tick.woke + self.diagnostics_period
-                self.publish_health(tick.woke)
+
+    def step_lockstep(self, now: float) -> None:
+        """Run every frame due by ``now`` (simulated time; no threads, the port polled)."""
+        while self.next_frame <= now:
+            frame_time = self.next_frame
+            data = self.link.poll()
+            self.tick(frame_time, [(frame_time, data)] if data else [])
+            self.next_frame += self.period
+
+    def tick(self, now: float, received: list[tuple[float, bytes]]) -> None:
+        """One frame: the loop's logic on what arrived, then write, publish and log."""
+        with self.lock:
+            if self.link.generation != self._generation:
+                self._generation = self.link.generation
+                self.loop.reconnected()
+            result = self.loop.frame(now, received)
+        if result.write:
+            self.link.write(result.write)
+        for telemetry in result.telemetry:
+            self.publish_telemetry(telemetry)
+        for text in result.mcu_errors:
+            self.get_logger().warning(f"MCU: ERR,{text}")
+        for event in result.events:
+            if event.startswith("failsafe"):
+                self.get_logger().warning(event)
+            else:
+                self.get_logger().info(event)
+        if now >= self.next_report:
+            self.next_report = now + self.diagnostics_period
+            self.publish_health(now)
 
     def publish_telemetry(self, telemetry: Telemetry) -> None:
         """One TLn line as hil_msgs/Telemetry."""

@@ -113,7 +113,9 @@ def ring_of_boards(
 
 def demo_world() -> WorldConfig:
     """The HIL demo, as ``worlds/demo.yaml``: six boards in a 0.6 m ring, a box, a light."""
-    return WorldConfig(boxes=(Box(1.3, -1.2, 0.4, 0.3, 0.3),), boards=ring_of_boards(6, 0.6))
+    return WorldConfig(
+        width=8.0, height=8.0, boxes=(Box(1.3, -1.2, 0.4, 0.3, 0.3),), boards=ring_of_boards(6, 0.6)
+    )
 
 
 def rectangle_corners(

@@ -1,0 +1,106 @@
+"""What a run leaves behind: a metrics JSON and a picture of the arena.
+
+:class:`RunLog` collects, while the run goes, the trajectory of the HIL robot, the
+moments its LED came on, when each board fell, and the link and loop figures at
+the end; :func:`write_report` writes ``metrics.json`` and ``report.png`` into the
+run's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hil_sim.core.world import WorldConfig, rectangle_corners
+
+
+@dataclass
+class RunLog:
+    """The record of one run (times are simulated seconds)."""
+
+    world: WorldConfig
+    trajectory: list[tuple[float, float, float]] = field(default_factory=list)  # t, x, y
+    led_on: list[tuple[float, float, float]] = field(default_factory=list)  # t, x, y
+    board_falls: dict[int, float] = field(default_factory=dict)  # board index -> t
+    metrics: dict[str, Any] = field(default_factory=dict)
+    _led_was_on: bool = False
+
+    def sample(self, t: float, x: float, y: float, led: bool, standing: list[bool]) -> None:
+        """Record the robot's position, an LED switching on, boards that fell since last time."""
+        self.trajectory.append((t, x, y))
+        if led and not self._led_was_on:
+            self.led_on.append((t, x, y))
+        self._led_was_on = led
+        for index, up in enumerate(standing):
+            if not up and index not in self.board_falls:
+                self.board_falls[index] = t
+
+
+def write_report(log: RunLog, folder: Path) -> tuple[Path, Path]:
+    """Write ``metrics.json`` and ``report.png``; returns their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    metrics_path = folder / "metrics.json"
+    metrics = dict(log.metrics)
+    metrics["board_fall_times_s"] = {str(k): round(v, 3) for k, v in sorted(log.board_falls.items())}
+    metrics["led_switch_ons"] = len(log.led_on)
+    metrics_path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    picture_path = folder / "report.png"
+    _draw(log, picture_path)
+    return metrics_path, picture_path
+
+
+def _draw(log: RunLog, path: Path) -> None:
+    import matplotlib  # noqa: PLC0415 - only when a report is written
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.patches import Circle, Polygon, Rectangle  # noqa: PLC0415
+
+    world = log.world
+    fig, ax = plt.subplots(figsize=(7, 7))
+    ax.add_patch(
+        Rectangle((-world.width / 2, -world.height / 2), world.width, world.height, fill=False, lw=2)
+    )
+    for box in world.boxes:
+        ax.add_patch(Polygon(rectangle_corners(box.x, box.y, box.width, box.depth, box.yaw), color="tan"))
+    for index, board in enumerate(world.boards):
+        fallen = index in log.board_falls
+        if fallen:
+            # Lying flat, fallen outward from where it stood.
+            dx, dy = -math.cos(board.yaw) * board.height / 2, -math.sin(board.yaw) * board.height / 2
+            corners = rectangle_corners(board.x + dx, board.y + dy, board.height, board.width, board.yaw)
+            ax.add_patch(Polygon(corners, color="sienna", alpha=0.6))
+            ax.annotate(f"{log.board_falls[index]:.1f} s", (board.x + 2 * dx, board.y + 2 * dy), fontsize=7)
+        else:
+            corners = rectangle_corners(board.x, board.y, board.thickness * 3, board.width, board.yaw)
+            ax.add_patch(Polygon(corners, color="orange"))
+    ax.add_patch(Circle((world.light.x, world.light.y), 0.06, color="gold", zorder=3))
+    if log.trajectory:
+        xs, ys = [p[1] for p in log.trajectory], [p[2] for p in log.trajectory]
+        ax.plot(xs, ys, color="tab:blue", lw=1, label="robot 0")
+        ax.plot(xs[-1:], ys[-1:], "o", color="tab:blue")
+    if log.led_on:
+        ax.plot(
+            [p[1] for p in log.led_on],
+            [p[2] for p in log.led_on],
+            ".",
+            color="limegreen",
+            ms=4,
+            label="LED on",
+        )
+    down = len(log.board_falls)
+    ax.set_title(
+        f"{down} of {len(world.boards)} boards down, {log.metrics.get('sim_duration_s', 0):.1f} s simulated"
+    )
+    ax.set_xlim(-world.width / 2 - 0.1, world.width / 2 + 0.1)
+    ax.set_ylim(-world.height / 2 - 0.1, world.height / 2 + 0.1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

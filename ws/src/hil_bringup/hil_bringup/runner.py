@@ -1,0 +1,215 @@
+"""The HIL graph in one process: the same node classes, parameters and ptys as the launch.
+
+Two ways to run it:
+
+* real time (``rtf`` > 0): every node's own thread runs as in separate processes (the
+  control loop and the bridge keep their deadline threads), and a multi-threaded
+  executor serves the ROS callbacks;
+* lockstep (``rtf`` = 0): no node thread runs; one driver steps them in simulated
+  time, in a fixed order, every signal period: virtual MCU, signal bridge, physics,
+  control loop frames that are due. The links are still the real ptys (a byte
+  written is readable at once), but the bridge hands its frames to the simulator
+  directly instead of through DDS, whose delivery order is not the same twice. A run
+  is then the same for the same seed and inputs, and as fast as the machine allows.
+
+Nodes are built from :func:`hil_bringup.core.graph.describe`, like the launch files.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import tempfile
+import threading
+from dataclasses import replace
+from typing import Any
+
+import rclpy
+from rclpy.executors import Executor, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from hil_bridge.core.fault_proxy import FaultProxy
+from hil_bridge.core.faults import FaultModel
+from hil_bridge.signal_bridge_node import SignalBridgeNode
+from hil_bringup.core.graph import GraphOptions, NodeSpec, describe
+from hil_bringup.errors import HilBringupError
+from hil_sim.core.signals import sensor_signals
+from hil_sim.sim_node import SimNode
+from hil_sim.virtual_mcu_node import VirtualMcuNode
+from robot_control.control_loop_node import ControlLoopNode
+
+
+def _parameters(values: dict[str, Any]) -> list[Parameter]:
+    parameters = []
+    for name, value in values.items():
+        if isinstance(value, list):
+            parameters.append(Parameter(name, Parameter.Type.STRING_ARRAY, [str(v) for v in value]))
+        else:
+            parameters.append(Parameter(name, value=value))
+    return parameters
+
+
+def _build(spec: NodeSpec, context: rclpy.Context) -> Node:
+    module_name, class_name = spec.module.split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    node: Node = cls(
+        context=context, namespace=spec.namespace or None, parameter_overrides=_parameters(spec.parameters)
+    )
+    return node
+
+
+class GraphRunner:
+    """The nodes of one run in this process, and the ptys between them."""
+
+    def __init__(self, options: GraphOptions, *, extra_nodes: list[Node] | None = None) -> None:
+        self.lockstep = options.rtf == 0
+        self._own_link_dir = not options.command_port and options.link_dir == GraphOptions.link_dir
+        if self._own_link_dir:
+            # A private folder for this run's pty links: parallel runs never clash.
+            options = replace(options, link_dir=tempfile.mkdtemp(prefix="hil-links-"))
+        if self.lockstep:
+            options = replace(options, use_sim_time=True)
+        self.options = options
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        specs, processes = describe(options)
+        self.nodes: dict[str, Node] = {}
+        self.proxy: FaultProxy | None = None
+        try:
+            for spec in specs:  # the virtual MCU first: it creates the ptys the others open
+                self.nodes[spec.name] = _build(spec, self.context)
+            if processes:
+                self.proxy = FaultProxy(
+                    options.command_link,
+                    options.loop_port,
+                    FaultModel(drop=0.001, corrupt=0.001, baud=options.command_baud, seed=options.seed),
+                )
+        except BaseException:
+            self._destroy()
+            raise
+        self.executor: Executor = (
+            SingleThreadedExecutor(context=self.context)
+            if self.lockstep
+            else MultiThreadedExecutor(num_threads=2, context=self.context)
+        )
+        for node in [*self.nodes.values(), *(extra_nodes or [])]:
+            self.executor.add_node(node)
+        self._spin_thread: threading.Thread | None = None
+        self._started = False
+
+    # --- the nodes by role ------------------------------------------------------------------
+
+    @property
+    def sim(self) -> SimNode:
+        """The simulator node."""
+        return self.nodes["sim"]  # type: ignore[return-value]
+
+    @property
+    def loop(self) -> ControlLoopNode:
+        """The control loop node."""
+        return self.nodes["control_loop"]  # type: ignore[return-value]
+
+    @property
+    def bridge(self) -> SignalBridgeNode:
+        """The signal bridge node."""
+        return self.nodes["signal_bridge"]  # type: ignore[return-value]
+
+    @property
+    def mcu(self) -> VirtualMcuNode | None:
+        """The virtual MCU node (None with a real MCU)."""
+        return self.nodes.get("virtual_mcu")  # type: ignore[return-value]
+
+    # --- running ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the nodes' threads (real time) or prepare the lockstep driver."""
+        if self.lockstep:
+            clock = lambda: self.sim.sim.time  # noqa: E731 - the simulated clock every part shares
+            if self.mcu is not None:
+                self.mcu.use_clock(clock)
+            self.loop.use_clock(clock)
+        else:
+            if self.proxy is not None:
+                self.proxy.start()
+            for node in self.nodes.values():
+                node.start()  # type: ignore[attr-defined]
+            self._spin_thread = threading.Thread(target=self._spin, name="executor", daemon=True)
+            self._spin_thread.start()
+        self._started = True
+
+    def _spin(self) -> None:
+        while self.context.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.1)
+            except Exception:
+                if not self.context.ok():
+                    return
+                raise
+
+    def step(self) -> None:
+        """Lockstep: one signal period of the whole graph, in a fixed order."""
+        if not self.lockstep:
+            raise HilBringupError("step() is for lockstep runs (rtf 0)")
+        sim = self.sim
+        now = sim.sim.time
+        if self.mcu is not None:
+            self.mcu.tick(now)
+        if self.proxy is not None:
+            self.proxy.step(now)
+        result = self.bridge.tick(now)
+        if result.frames:
+            frame = result.frames[-1]
+            sim.set_pins(
+                0,
+                [
+                    (slot.device, slot.name, value)
+                    for slot, value in zip(self.bridge.layout.inputs, frame.values, strict=True)
+                ],
+            )
+        sim.advance()
+        self.bridge.exchange.set_outputs(sensor_signals(sim.sim, 0))
+        self.loop.step_lockstep(sim.sim.time)
+        # Callbacks (cmd_vel, robotCommand, services) and the nodes' /clock subscriptions.
+        for _ in range(4):
+            self.executor.spin_once(timeout_sec=0)
+
+    def kill_mcu(self) -> None:
+        """Take the virtual MCU away, as if its USB cable were pulled (ptys hang up)."""
+        mcu = self.nodes.pop("virtual_mcu", None)
+        if mcu is None:
+            raise HilBringupError("no virtual MCU in this run")
+        mcu.stop()  # type: ignore[attr-defined]
+        self.executor.remove_node(mcu)
+        mcu.destroy_node()
+
+    def restart_mcu(self) -> None:
+        """A new virtual MCU at the same ports (a reset MCU coming back)."""
+        if "virtual_mcu" in self.nodes:
+            raise HilBringupError("the virtual MCU is still running")
+        spec = next(s for s in describe(self.options)[0] if s.name == "virtual_mcu")
+        mcu = _build(spec, self.context)
+        self.nodes = {"virtual_mcu": mcu, **self.nodes}
+        self.executor.add_node(mcu)
+        if self.lockstep:
+            mcu.use_clock(lambda: self.sim.sim.time)  # type: ignore[attr-defined]
+        elif self._started:
+            mcu.start()  # type: ignore[attr-defined]
+
+    def stop(self) -> None:
+        """Stop every thread, close every port, remove the run's pty links."""
+        for node in self.nodes.values():
+            node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
+        if self.proxy is not None:
+            self.proxy.stop()
+        self._destroy()
+        if self._spin_thread is not None:
+            self._spin_thread.join(timeout=2.0)
+
+    def _destroy(self) -> None:
+        for node in self.nodes.values():
+            node.destroy_node()
+        self.nodes = {}
+        rclpy.try_shutdown(context=self.context)
+        if self._own_link_dir:
+            shutil.rmtree(self.options.link_dir, ignore_errors=True)

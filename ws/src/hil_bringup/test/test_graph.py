@@ -1,0 +1,98 @@
+"""The graph description: what the launch files and the runner both start."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from hil_bringup.core.graph import GraphOptions, describe, params_file
+from hil_bringup.errors import HilBringupError
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def test_simulated_run_has_the_whole_loop_with_ports_that_meet() -> None:
+    nodes, processes = describe(GraphOptions())
+    by_name = {n.name: n for n in nodes}
+    assert set(by_name) == {"virtual_mcu", "signal_bridge", "sim", "control_loop", "robot_description"}
+    assert by_name["control_loop"].parameters["port"] == by_name["virtual_mcu"].parameters["command_port"]
+    assert by_name["signal_bridge"].parameters["port"] == by_name["virtual_mcu"].parameters["signal_port"]
+    assert by_name["control_loop"].parameters["behaviour"] == "boards"
+    assert processes == []
+
+
+def test_parameters_start_from_each_package_yaml() -> None:
+    nodes, _ = describe(GraphOptions(rtf=0.0, seed=7))
+    sim = next(n for n in nodes if n.name == "sim")
+    assert sim.parameters["rtf"] == 0.0 and sim.parameters["seed"] == 7
+    assert sim.parameters["physics_rate"] == 1000.0  # from hil_sim.yaml
+
+
+def test_faults_put_a_proxy_between_the_loop_and_the_mcu() -> None:
+    nodes, processes = describe(GraphOptions(faults=True))
+    loop = next(n for n in nodes if n.name == "control_loop")
+    (proxy,) = processes
+    assert proxy.executable == "hil_link_proxy"
+    assert loop.parameters["port"] in proxy.arguments
+
+
+def test_several_robots_put_the_hil_chain_under_robot_0() -> None:
+    nodes, _ = describe(GraphOptions(robots=3))
+    assert {n.namespace for n in nodes if n.name != "sim"} == {"robot_0"}
+    assert "/robot_0/control_loop" in params_file(nodes)
+
+
+def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
+    nodes, _ = describe(GraphOptions(mcu="serial", command_port="/dev/ttyACM0", signal_port="/dev/ttyUSB0"))
+    assert "virtual_mcu" not in {n.name for n in nodes}
+    assert next(n for n in nodes if n.name == "control_loop").parameters["port"] == "/dev/ttyACM0"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"robots": 0}, "robots"),
+        ({"rtf": -1.0}, "rtf"),
+        ({"mcu": "simavr"}, "mcu"),
+        ({"behaviour": "dance"}, "behaviour"),
+        ({"mcu": "serial"}, "command_port"),
+    ],
+)
+def test_bad_options_are_refused_by_name(options: dict[str, object], message: str) -> None:
+    with pytest.raises(HilBringupError, match=message):
+        GraphOptions(**options)  # type: ignore[arg-type]
+
+
+def test_every_launch_argument_has_a_description() -> None:
+    tree = ast.parse((PACKAGE / "hil_bringup" / "launch_common.py").read_text())
+    table = next(
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "ARGUMENTS"
+    )
+    assert isinstance(table, ast.Dict)
+    for key, value in zip(table.keys, table.values, strict=True):
+        assert isinstance(value, ast.Tuple)
+        description = value.elts[1]
+        assert isinstance(description, ast.Constant) and len(description.value) > 20, ast.unparse(key)
+    names = {ast.literal_eval(k) for k in table.keys if k is not None}
+    assert {
+        "robots",
+        "rtf",
+        "use_sim_time",
+        "world",
+        "behaviour",
+        "record",
+        "checked",
+        "faults",
+        "mcu",
+    } <= names
+
+
+def test_launch_files_are_one_flat_launch_description() -> None:
+    for name in ("sim.launch.py", "hardware.launch.py"):
+        source = (PACKAGE / "launch" / name).read_text()
+        assert source.count("LaunchDescription(") == 1, name
+        assert "graph_actions" in source, name
