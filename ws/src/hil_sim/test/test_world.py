@@ -51,7 +51,7 @@ def test_shipped_world_loads(path: Path) -> None:
 
 def test_demo_world_file_is_the_ring_of_six_boards() -> None:
     world = load_world(WORLDS / "demo.yaml")
-    assert (world.width, world.height) == (4.0, 4.0)
+    assert (world.width, world.height) == (8.0, 8.0)
     assert world.start == Pose(0.0, 0.0, 0.0)
     assert world.light == Light(1.5, 1.5, 0.5)
     assert world.push_threshold == 0.05
