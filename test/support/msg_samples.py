@@ -13,7 +13,7 @@ from typing import Any
 from builtin_interfaces.msg import Time
 from std_msgs.msg import Header
 
-from hil_msgs.msg import LinkStatus, MotorCommand, Signal, SignalArray, Telemetry
+from hil_msgs.msg import LinkStatus, MotorCommand, Signal, SignalArray, Telemetry, WireChunk
 
 
 def _header(frame: str) -> Header:
@@ -65,6 +65,12 @@ def signal_array() -> SignalArray:
     )
 
 
+def wire_chunk() -> WireChunk:
+    return WireChunk(
+        header=_header(""), link="signal", direction="rx", data=bytes([0xFF, 0, 0x7F, 0xFF, 0, 10, 255])
+    )
+
+
 #: Message type name -> factory of its sample. Must cover every type in hil_msgs.
 SAMPLES: dict[str, Callable[[], Any]] = {
     "LinkStatus": link_status,
@@ -72,4 +78,5 @@ SAMPLES: dict[str, Callable[[], Any]] = {
     "Signal": signal,
     "SignalArray": signal_array,
     "Telemetry": telemetry,
+    "WireChunk": wire_chunk,
 }

@@ -26,6 +26,9 @@ setup(
         "console_scripts": [
             "hil_sim_runner = hil_bringup.sim_runner:main",
             "robot_description = hil_bringup.description_node:main",
+            "recorder = hil_bringup.recorder_node:main",
+            "hil_replay = hil_bringup.replay:main",
+            "hil_teleop = hil_bringup.teleop:main",
         ],
     },
 )

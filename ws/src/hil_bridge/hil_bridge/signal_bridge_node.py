@@ -29,6 +29,7 @@ from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
+from hil_bridge.wire_tap import WireTap
 from hil_msgs.msg import LinkStatus, Signal, SignalArray
 
 NODE_NAME = "signal_bridge"
@@ -84,6 +85,7 @@ class SignalBridgeNode(Node):
         self.to_sim = self.create_publisher(SignalArray, "hil/signals/to_sim", qos.SENSOR)
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.COMMAND)
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
+        self.wire = WireTap(self, "signal", lines=False)
         self.create_subscription(SignalArray, "hil/signals/from_sim", self.on_from_sim, qos.SENSOR)
         # One message reused every period: only values and stamp change.
         self._message = SignalArray(
@@ -130,6 +132,9 @@ class SignalBridgeNode(Node):
     def tick(self, now: float) -> StepResult:
         """One exchange: decode, publish the newest INPUT values, send the OUTPUT frame."""
         result = self.exchange.step(now)
+        stamp = self.get_clock().now().to_msg()
+        self.wire.rx(result.received, stamp)
+        self.wire.tx(result.written, stamp)
         if result.frames:
             self.publish_frame(result.frames[-1])
         if now >= self._next_report:

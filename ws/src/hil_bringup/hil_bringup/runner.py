@@ -21,7 +21,7 @@ import importlib
 import shutil
 import tempfile
 import threading
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 import rclpy
@@ -34,10 +34,14 @@ from hil_bridge.core.faults import FaultModel
 from hil_bridge.signal_bridge_node import SignalBridgeNode
 from hil_bringup.core.graph import GraphOptions, NodeSpec, describe
 from hil_bringup.errors import HilBringupError
+from hil_bringup.recorder_node import RecorderNode
 from hil_sim.core.signals import sensor_signals
 from hil_sim.sim_node import SimNode
 from hil_sim.virtual_mcu_node import VirtualMcuNode
 from robot_control.control_loop_node import ControlLoopNode
+
+#: Options that describe this machine's run rather than the experiment (not kept in bags).
+RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
 
 
 def _parameters(values: dict[str, Any]) -> list[Parameter]:
@@ -79,6 +83,14 @@ class GraphRunner:
         try:
             for spec in specs:  # the virtual MCU first: it creates the ptys the others open
                 self.nodes[spec.name] = _build(spec, self.context)
+            if options.record:
+                recorder = RecorderNode(
+                    options.record,
+                    context=self.context,
+                    parameter_overrides=_parameters({"use_sim_time": options.use_sim_time}),
+                )
+                recorder.run_options = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
+                self.nodes["recorder"] = recorder
             if processes:
                 self.proxy = FaultProxy(
                     options.command_link,
@@ -92,7 +104,7 @@ class GraphRunner:
             SingleThreadedExecutor(context=self.context)
             if self.lockstep
             else MultiThreadedExecutor(num_threads=2, context=self.context)
-        )
+        )  # lockstep: one callback thread beside the driver is enough
         for node in [*self.nodes.values(), *(extra_nodes or [])]:
             self.executor.add_node(node)
         self._spin_thread: threading.Thread | None = None
@@ -129,13 +141,18 @@ class GraphRunner:
             if self.mcu is not None:
                 self.mcu.use_clock(clock)
             self.loop.use_clock(clock)
+            # Pins come from the bridge directly (see step()); a late DDS copy must not
+            # overwrite newer ones.
+            self.sim.direct_pins = True
         else:
             if self.proxy is not None:
                 self.proxy.start()
             for node in self.nodes.values():
                 node.start()  # type: ignore[attr-defined]
-            self._spin_thread = threading.Thread(target=self._spin, name="executor", daemon=True)
-            self._spin_thread.start()
+        # ROS callbacks (cmd_vel, robotCommand, services, /clock, recording) run here in
+        # both modes; everything they touch is guarded by the nodes' locks.
+        self._spin_thread = threading.Thread(target=self._spin, name="executor", daemon=True)
+        self._spin_thread.start()
         self._started = True
 
     def _spin(self) -> None:
@@ -170,9 +187,6 @@ class GraphRunner:
         sim.advance()
         self.bridge.exchange.set_outputs(sensor_signals(sim.sim, 0))
         self.loop.step_lockstep(sim.sim.time)
-        # Callbacks (cmd_vel, robotCommand, services) and the nodes' /clock subscriptions.
-        for _ in range(4):
-            self.executor.spin_once(timeout_sec=0)
 
     def kill_mcu(self) -> None:
         """Take the virtual MCU away, as if its USB cable were pulled (ptys hang up)."""

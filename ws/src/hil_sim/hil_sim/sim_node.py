@@ -158,8 +158,10 @@ class SimNode(Node):
         self.pin_timeout = params.as_float("pin_timeout")
         self._pins_at = [0.0] * self.robots
         self._coasting = [False] * self.robots
-        #: hil/signals/to_sim messages taken (the lockstep runner skips the topic).
+        #: hil/signals/to_sim messages taken.
         self.pins_received = 0
+        #: Pins come by set_pins() only (the lockstep runner): the topic is ignored.
+        self.direct_pins = False
         self.lock = threading.Lock()
 
         prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
@@ -203,6 +205,8 @@ class SimNode(Node):
 
     def on_to_sim(self, robot: int, message: SignalArray) -> None:
         """Take a robot's MCU pins."""
+        if self.direct_pins:
+            return
         unknown = self.pins.update(robot, [(s.device, s.name, s.value) for s in message.signals])
         self.pins_received += 1
         with self.lock:

@@ -22,6 +22,7 @@ from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
+from rclpy.duration import Duration
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -35,6 +36,7 @@ from hil_bridge.core.serial_reader import SerialReader
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
+from hil_bridge.wire_tap import WireTap
 from hil_msgs.msg import LinkStatus
 from hil_msgs.msg import Telemetry as TelemetryMsg
 from robot_control.core.behaviours import BEHAVIOURS, BoardsBehaviour, LightBehaviour, PhotoresistorResponse
@@ -142,6 +144,7 @@ class ControlLoopNode(Node):
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.COMMAND)
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
         self.station_out = self.create_publisher(String, "robotCommand", qos.COMMAND)
+        self.wire = WireTap(self, "command", lines=True)
         self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, qos.COMMAND)
         self.create_subscription(String, "robotCommand", self.on_robot_command, qos.COMMAND)
         self._stop = threading.Event()
@@ -227,6 +230,7 @@ class ControlLoopNode(Node):
             result = self.loop.frame(now, received)
         if result.write:
             self.link.write(result.write)
+        self._tap(received, result.write, now)
         for telemetry in result.telemetry:
             self.publish_telemetry(telemetry)
         for text in result.mcu_errors:
@@ -239,6 +243,14 @@ class ControlLoopNode(Node):
         if now >= self.next_report:
             self.next_report = now + self.diagnostics_period
             self.publish_health(now)
+
+    def _tap(self, received: list[tuple[float, bytes]], written: bytes, now: float) -> None:
+        """The frame's wire traffic for recording, stamped in ROS time."""
+        ros_now = self.get_clock().now()
+        for arrived, data in received:
+            # Arrival times are on the loop's clock; shift them onto the ROS clock.
+            self.wire.rx(data, (ros_now - Duration(seconds=max(now - arrived, 0.0))).to_msg())
+        self.wire.tx(written, ros_now.to_msg())
 
     def publish_telemetry(self, telemetry: Telemetry) -> None:
         """One TLn line as hil_msgs/Telemetry."""

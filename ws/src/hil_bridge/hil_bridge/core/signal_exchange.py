@@ -19,10 +19,12 @@ from hil_bridge.core.signal_protocol import Frame, FrameDecoder, FrameEncoder, S
 
 @dataclass(frozen=True)
 class StepResult:
-    """What one step did: the frames it decoded and whether its frame went out."""
+    """What one step did: bytes read, frames decoded, the frame written and whether it went out."""
 
     frames: list[Frame]
     sent: bool
+    received: bytes = b""
+    written: bytes = b""
 
 
 class SignalExchange:
@@ -77,10 +79,12 @@ class SignalExchange:
             self.last_frame_at = now
             self.latest = frames[-1]
         sent = False
+        frame = b""
         if self.link.is_open:
-            sent = self.link.write(self.encoder.encode(self._outputs))
+            frame = self.encoder.encode(self._outputs)
+            sent = self.link.write(frame)
             self.frames_sent += 1 if sent else 0
-        return StepResult(frames, sent)
+        return StepResult(frames, sent, data, frame if sent else b"")
 
     def alive(self, now: float, timeout: float) -> bool:
         """True if a frame arrived within ``timeout`` seconds of ``now``."""

@@ -1,0 +1,108 @@
+"""rosbag2 bags of HIL runs, in MCAP storage, through rosbags.
+
+:func:`typestore` knows the ROS 2 Jazzy message types and hil_msgs (read from the
+installed ``.msg`` files, so a new message needs no code here). :class:`BagWriter`
+writes serialized messages as they arrive; :func:`read_bag` reads a bag back as
+(topic, time, message) for the replay. Bags carry the run's options as custom data
+(``hil_run``), so a replay can rebuild the same graph.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys.store import Typestore
+
+from hil_bridge.core.paths import share_dir
+from hil_bringup.errors import HilBringupError
+
+#: Custom-data key of the run's options in a bag's metadata.yaml.
+RUN_KEY = "hil_run"
+
+
+def typestore() -> Typestore:
+    """ROS 2 Jazzy's message types plus every hil_msgs message."""
+    store = get_typestore(Stores.ROS2_JAZZY)
+    folder = share_dir("hil_msgs") / "msg"
+    types: dict[str, Any] = {}
+    for path in sorted(folder.glob("*.msg")):
+        types.update(get_types_from_msg(path.read_text(), f"hil_msgs/msg/{path.stem}"))
+    store.register(types)
+    return store
+
+
+class BagWriter:
+    """A rosbag2 (MCAP) bag being written; thread-safe, one connection per topic."""
+
+    def __init__(self, path: str | Path, *, store: Typestore | None = None) -> None:
+        self.path = Path(path)
+        if self.path.exists():
+            raise HilBringupError(f"{self.path}: a bag (or file) is already there; choose a new path")
+        self.store = store or typestore()
+        self._writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
+        self._writer.open()
+        self._connections: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.counts: dict[str, int] = {}
+
+    def knows(self, msgtype: str) -> bool:
+        """True if messages of ``msgtype`` (``pkg/msg/Name``) can be written."""
+        return msgtype in self.store.types
+
+    def write(self, topic: str, msgtype: str, stamp_ns: int, data: bytes) -> None:
+        """Write one serialized (CDR) message received at ``stamp_ns``."""
+        with self._lock:
+            connection = self._connections.get(topic)
+            if connection is None:
+                connection = self._writer.add_connection(topic, msgtype, typestore=self.store)
+                self._connections[topic] = connection
+            self._writer.write(connection, stamp_ns, data)
+            self.counts[topic] = self.counts.get(topic, 0) + 1
+
+    def close(self, run: dict[str, Any] | None = None) -> None:
+        """Finish the bag (metadata.yaml), with the run's options as custom data."""
+        with self._lock:
+            if run is not None:
+                self._writer.set_custom_data(RUN_KEY, json.dumps(run, sort_keys=True))
+            self._writer.close()
+
+
+def read_bag(path: str | Path, topics: Iterable[str] = ()) -> Iterator[tuple[str, int, Any]]:
+    """(topic, receive time in ns, message) of a bag, in time order; only ``topics`` if given.
+
+    Raises:
+        HilBringupError: not a readable bag.
+    """
+    store = typestore()
+    wanted = set(topics)
+    try:
+        with Reader(path) as reader:
+            connections = [c for c in reader.connections if not wanted or c.topic in wanted]
+            for connection, stamp, data in reader.messages(connections=connections):
+                yield connection.topic, stamp, store.deserialize_cdr(data, connection.msgtype)
+    except Exception as exc:
+        if isinstance(exc, HilBringupError):
+            raise
+        raise HilBringupError(f"{path}: cannot read the bag: {exc}") from exc
+
+
+def run_options(path: str | Path) -> dict[str, Any]:
+    """The run options a bag was recorded with (empty if it has none).
+
+    Raises:
+        HilBringupError: not a readable bag.
+    """
+    metadata = Path(path) / "metadata.yaml"
+    try:
+        info = yaml.safe_load(metadata.read_text())["rosbag2_bagfile_information"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
+        raise HilBringupError(f"{metadata}: not a rosbag2 metadata file: {exc}") from exc
+    text = (info.get("custom_data") or {}).get(RUN_KEY)
+    return json.loads(text) if text else {}

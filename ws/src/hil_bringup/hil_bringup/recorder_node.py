@@ -1,0 +1,104 @@
+"""``recorder``: every topic of the run, and the links' raw traffic, into a rosbag2 (MCAP).
+
+Topics are discovered as they appear (every ``discovery_period``) and recorded raw,
+without deserializing, stamped with their receive time (simulated time under
+``use_sim_time``). Latched topics (robot_description, /tf_static, world/markers) are
+subscribed transient-local so their one message is not missed; everything else
+best effort, which takes messages from reliable and best-effort publishers alike.
+The link owners publish the wire traffic on ``hil/wire/<link>/<tx|rx>`` once someone
+listens, so it lands in the bag too. ``ros2 bag info`` and ``ros2 bag play`` read
+the result.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.errors import HilBridgeError
+from hil_bridge.node_runtime import run_node
+from hil_bridge.parameters import declare_parameters
+from hil_bringup.core.bag import BagWriter
+from hil_bringup.errors import HilBringupError
+
+NODE_NAME = "recorder"
+
+PARAMETERS = (
+    ParamSpec("path", "", "Folder of the bag to write (must not exist yet)."),
+    ParamSpec("discovery_period", 0.5, "Seconds between looks for new topics.", min=0.01, max=60.0),
+)
+
+_LIVE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+_LATCHED = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+
+
+def message_class(msgtype: str) -> Any:
+    """The Python class of ``pkg/msg/Name``."""
+    package, kind, name = msgtype.split("/")
+    return getattr(importlib.import_module(f"{package}.{kind}"), name)
+
+
+class RecorderNode(Node):
+    """Records what is published, as it is published."""
+
+    def __init__(self, path: str = "", **node_options: Any) -> None:
+        super().__init__(NODE_NAME, **node_options)
+        params = declare_parameters(self, PARAMETERS)
+        target = path or params.as_str("path")
+        if not target:
+            raise HilBringupError(f"{NODE_NAME}: parameter 'path' is empty")
+        self.bag = BagWriter(target)
+        self.run_options: dict[str, Any] | None = None
+        self._subscribed: set[str] = set()
+        self._skipped: set[str] = set()
+        self.discover()
+        self.create_timer(params.as_float("discovery_period"), self.discover)
+        self.get_logger().info(f"recording to {target}")
+
+    def discover(self) -> None:
+        """Subscribe to topics that appeared since the last look."""
+        for topic, types in self.get_topic_names_and_types():
+            if topic in self._subscribed or topic in self._skipped:
+                continue
+            msgtype = types[0]
+            if not self.bag.knows(msgtype):
+                self._skipped.add(topic)
+                self.get_logger().warning(f"not recording {topic}: no definition of {msgtype}")
+                continue
+            latched = any(
+                info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                for info in self.get_publishers_info_by_topic(topic)
+            )
+            self.create_subscription(
+                message_class(msgtype),
+                topic,
+                lambda data, topic=topic, msgtype=msgtype: self.on_message(topic, msgtype, data),
+                _LATCHED if latched else _LIVE,
+                raw=True,
+            )
+            self._subscribed.add(topic)
+
+    def on_message(self, topic: str, msgtype: str, data: bytes) -> None:
+        """Write one serialized message, stamped now."""
+        self.bag.write(topic, msgtype, self.get_clock().now().nanoseconds, data)
+
+    def start(self) -> None:
+        """Nothing to start: recording happens in callbacks."""
+
+    def stop(self) -> None:
+        """Finish the bag."""
+        self.bag.close(self.run_options)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Record until shut down."""
+    return run_node(RecorderNode, name=NODE_NAME, config_errors=(HilBringupError, HilBridgeError), args=args)
