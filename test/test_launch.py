@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import threading
 from pathlib import Path
 
 import pytest
@@ -35,23 +34,39 @@ def test_sim_launch_moves_the_robot_under_cmd_vel(tmp_path: Path) -> None:
     )
     service = launch.LaunchService()
     service.include_launch_description(launch.LaunchDescription([include]))
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=lambda: loop.run_until_complete(service.run_async()), daemon=True)
-    thread.start()
-    probe = RosProbe("launch_test")
-    try:
-        probe.record(Odometry, "odom", qos.SENSOR)
-        cmd_vel = probe.publisher(Twist, "cmd_vel", qos.COMMAND)
-        twist = Twist()
-        twist.linear.x = 0.3
 
-        def moved() -> bool:
-            cmd_vel.publish(twist)
-            odom = probe.latest("odom")
-            return odom is not None and math.hypot(odom.pose.pose.position.x, odom.pose.pose.position.y) > 0.2
+    def drive() -> None:
+        probe = RosProbe("launch_test")
+        try:
+            probe.record(Odometry, "odom", qos.SENSOR)
+            cmd_vel = probe.publisher(Twist, "cmd_vel", qos.COMMAND)
+            twist = Twist()
+            twist.linear.x = 0.3
 
-        probe.wait_for(moved, timeout=60.0, what="odom moving under cmd_vel")
-    finally:
-        probe.close()
-        service.shutdown()
-        thread.join(timeout=30.0)
+            def moved() -> bool:
+                assert not launching.done(), "the launch ended early (its log says why)"
+                cmd_vel.publish(twist)
+                odom = probe.latest("odom")
+                if odom is None:
+                    return False
+                return math.hypot(odom.pose.pose.position.x, odom.pose.pose.position.y) > 0.2
+
+            probe.wait_for(moved, timeout=60.0, what="odom moving under cmd_vel")
+        finally:
+            probe.close()
+
+    launching: asyncio.Future[int]
+
+    async def run() -> None:
+        # LaunchService runs only in the main thread: the probe's blocking checks run beside it.
+        nonlocal launching
+        launching = asyncio.ensure_future(service.run_async())
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, drive)
+        finally:
+            stopping = service.shutdown()
+            if stopping is not None:
+                await stopping
+            assert await asyncio.wait_for(launching, timeout=30.0) == 0, "the launch reported errors"
+
+    asyncio.run(run())

@@ -7,12 +7,16 @@ their own deadlines), so they all start, spin, stop and report the same way:
   SIGINT/SIGTERM, then ``stop()``, destroy and ``rclpy.try_shutdown()`` (``with
   rclpy.init()`` is not used: it breaks on Jazzy). A configuration error exits 2 with
   the message on stderr; a node whose thread failed (``failure`` set) exits 1.
+* :func:`node_thread`: the worker thread, whose unexpected exception is logged as
+  fatal, kept as the node's ``failure`` and shuts the node's context down, so the
+  process exits 1 instead of running on without its loop.
 * :func:`diagnostic_array`: one stamped DiagnosticArray with one status.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -65,6 +69,30 @@ def run_node(
             node.destroy_node()
         rclpy.try_shutdown()
     return 1 if getattr(node, "failure", None) is not None else 0
+
+
+def node_thread(
+    node: Node, body: Callable[[], None], *, name: str, stopping: threading.Event
+) -> threading.Thread:
+    """A daemon thread running ``body`` for ``node`` (not started).
+
+    An exception while ``stopping`` is clear and the context is up is a failure:
+    logged, stored as ``node.failure`` and the context shut down. During shutdown
+    (SIGINT shuts the context down before ``stop()`` runs) it is expected and dropped.
+    """
+
+    def guarded() -> None:
+        try:
+            body()
+        except Exception as exc:
+            if stopping.is_set() or not node.context.ok():
+                return
+            node.failure = exc  # type: ignore[attr-defined]
+            node.get_logger().fatal(f"{name} thread stopped: {type(exc).__name__}: {exc}")
+            node.context.try_shutdown()
+
+    node.failure = None  # type: ignore[attr-defined]
+    return threading.Thread(target=guarded, name=name, daemon=True)
 
 
 def diagnostic_array(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -27,7 +28,7 @@ from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.signal_exchange import SignalExchange, StepResult
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, run_node
+from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_bridge.wire_tap import WireTap
 from hil_msgs.msg import LinkStatus, Signal, SignalArray
@@ -86,14 +87,19 @@ class SignalBridgeNode(Node):
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.COMMAND)
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
         self.wire = WireTap(self, "signal", lines=False)
-        self.create_subscription(SignalArray, "hil/signals/from_sim", self.on_from_sim, qos.SENSOR)
+        self._from_sim = self.create_subscription(
+            SignalArray, "hil/signals/from_sim", self.on_from_sim, qos.SENSOR
+        )
         # One message reused every period: only values and stamp change.
         self._message = SignalArray(
             signals=[Signal(device=slot.device, name=slot.name) for slot in self.layout.inputs]
         )
         self._warned_unknown: set[str] = set()
+        #: When set, every decoded frame also goes straight to this callable (the
+        #: one-process runner hands frames to the simulator without DDS).
+        self.on_frame: Callable[[Frame], None] | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self.run, name="signal-exchange", daemon=True)
+        self._thread = node_thread(self, self.run, name="signal-exchange", stopping=self._stop)
         self.get_logger().info(
             f"{len(self.layout.inputs)} signals to the sim, {len(self.layout.outputs)} from it, "
             f"on {self.link.port} at {self.link.baud} baud, every {self.period * 1000:g} ms"
@@ -137,13 +143,26 @@ class SignalBridgeNode(Node):
         self.wire.tx(result.written, stamp)
         if result.frames:
             self.publish_frame(result.frames[-1])
+            if self.on_frame is not None:
+                self.on_frame(result.frames[-1])
         if now >= self._next_report:
             self._next_report = now + self.diagnostics_period
             self.publish_health(now)
         return result
 
+    def attach_directly(self, on_frame: Callable[[Frame], None]) -> None:
+        """Exchange with an in-process simulator: frames out by call, no from_sim subscription.
+
+        The simulator then sets the OUTPUT values with ``exchange.set_outputs``; the
+        topics are still published for anyone else who subscribes (a recorder).
+        """
+        self.on_frame = on_frame
+        self.destroy_subscription(self._from_sim)
+
     def publish_frame(self, frame: Frame) -> None:
-        """Publish a frame's INPUT values on hil/signals/to_sim."""
+        """Publish a frame's INPUT values on hil/signals/to_sim (if anyone listens)."""
+        if not self.to_sim.get_subscription_count():
+            return
         message = self._message
         message.header.stamp = self.get_clock().now().to_msg()
         for signal, value in zip(message.signals, frame.values, strict=True):

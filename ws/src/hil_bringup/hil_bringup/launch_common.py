@@ -13,9 +13,11 @@ from launch import LaunchContext
 from launch.actions import DeclareLaunchArgument, ExecuteProcess
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from launch_ros.substitutions import ExecutableInPackage
 
 from hil_bridge.core.paths import share_dir
 from hil_bringup.core.graph import GraphOptions, describe
+from hil_bringup.errors import HilBringupError
 
 #: name -> (default, description, choices or None)
 ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
@@ -81,22 +83,39 @@ def declare(defaults: dict[str, str] | None = None) -> list[DeclareLaunchArgumen
     return actions
 
 
+def ros_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """``parameters`` without empty lists: launch_ros cannot pass one (no element type).
+
+    The nodes declare their list parameters with an empty default, so leaving those
+    out gives the node the same value.
+    """
+    return {name: value for name, value in parameters.items() if value != []}
+
+
 def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any]:
     """The nodes of the run, for an OpaqueFunction."""
 
     def value(name: str) -> str:
         return LaunchConfiguration(name).perform(context)
 
+    def number(name: str, kind: type[int] | type[float]) -> Any:
+        text = value(name)
+        try:
+            return kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise HilBringupError(f"launch argument {name}:={text!r} is not {what}") from None
+
     options = GraphOptions(
-        robots=int(value("robots")),
-        rtf=float(value("rtf")),
+        robots=number("robots", int),
+        rtf=number("rtf", float),
         use_sim_time=value("use_sim_time") == "true",
         world=value("world"),
         behaviour=value("behaviour"),
         checked=value("checked") == "true",
         faults=value("faults") == "true",
         mcu=value("mcu"),
-        seed=int(value("seed")),
+        seed=number("seed", int),
         command_port=value("command_port"),
         signal_port=value("signal_port"),
         record=value("record"),
@@ -108,13 +127,18 @@ def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any
             executable=node.executable,
             name=node.name,
             namespace=node.namespace,
-            parameters=[node.parameters],
+            parameters=[ros_parameters(node.parameters)],
             output="screen",
         )
         for node in nodes
     ]
+    # Helper processes are installed (like every node) in lib/<package>/, which is not
+    # on PATH: found as ``ros2 run`` finds them.
     actions += [
-        ExecuteProcess(cmd=[p.executable, *p.arguments], name=p.name, output="screen") for p in processes
+        ExecuteProcess(
+            cmd=[ExecutableInPackage(p.executable, p.package), *p.arguments], name=p.name, output="screen"
+        )
+        for p in processes
     ]
     if options.record:
         actions.append(

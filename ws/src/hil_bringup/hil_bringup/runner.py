@@ -3,14 +3,18 @@
 Two ways to run it:
 
 * real time (``rtf`` > 0): every node's own thread runs as in separate processes (the
-  control loop and the bridge keep their deadline threads), and a multi-threaded
-  executor serves the ROS callbacks;
+  control loop and the bridge keep their deadline threads), and one executor thread
+  serves the ROS callbacks;
 * lockstep (``rtf`` = 0): no node thread runs; one driver steps them in simulated
-  time, in a fixed order, every signal period: virtual MCU, signal bridge, physics,
-  control loop frames that are due. The links are still the real ptys (a byte
-  written is readable at once), but the bridge hands its frames to the simulator
-  directly instead of through DDS, whose delivery order is not the same twice. A run
-  is then the same for the same seed and inputs, and as fast as the machine allows.
+  time, in a fixed order, every signal period: ROS callbacks that are ready, virtual
+  MCU, signal bridge, physics, control loop frames that are due. The links are still
+  the real ptys (a byte written is readable at once). A run is then the same for the
+  same seed and inputs, and as fast as the machine allows.
+
+In both, the bridge and the simulator exchange by direct call instead of through the
+200 Hz ``hil/signals`` topics (which are still published when someone subscribes):
+in one process that halves the callbacks the executor has to serve, and in lockstep
+it is what makes runs repeat (DDS delivery order varies).
 
 Nodes are built from :func:`hil_bringup.core.graph.describe`, like the launch files.
 """
@@ -25,22 +29,24 @@ from dataclasses import asdict, replace
 from typing import Any
 
 import rclpy
-from rclpy.executors import Executor, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import Executor, ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
+from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.signal_bridge_node import SignalBridgeNode
 from hil_bringup.core.graph import GraphOptions, NodeSpec, describe
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
-from hil_sim.core.signals import sensor_signals
 from hil_sim.sim_node import SimNode
 from hil_sim.virtual_mcu_node import VirtualMcuNode
 from robot_control.control_loop_node import ControlLoopNode
 
 #: Options that describe this machine's run rather than the experiment (not kept in bags).
+#: A bound on the callbacks one lockstep period serves, so a flood cannot stall it.
+_MAX_CALLBACKS_PER_STEP = 1000
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
 
 
@@ -100,14 +106,14 @@ class GraphRunner:
         except BaseException:
             self._destroy()
             raise
-        self.executor: Executor = (
-            SingleThreadedExecutor(context=self.context)
-            if self.lockstep
-            else MultiThreadedExecutor(num_threads=2, context=self.context)
-        )  # lockstep: one callback thread beside the driver is enough
+        # One callback thread: the nodes' own threads do the timing-critical work, and a
+        # MultiThreadedExecutor's dispatch overhead alone cost a third of a core and
+        # starved them of the GIL (real-time RTF 0.65 instead of 0.99).
+        self.executor: Executor = SingleThreadedExecutor(context=self.context)
         for node in [*self.nodes.values(), *(extra_nodes or [])]:
             self.executor.add_node(node)
         self._spin_thread: threading.Thread | None = None
+        self._stopping = threading.Event()
         self._started = False
 
     # --- the nodes by role ------------------------------------------------------------------
@@ -136,27 +142,42 @@ class GraphRunner:
 
     def start(self) -> None:
         """Start the nodes' threads (real time) or prepare the lockstep driver."""
+        # In one process the bridge and the simulator exchange by call instead of the
+        # 200 Hz hil/signals topics: half the callbacks of the whole graph, and in
+        # lockstep the only way to be deterministic (DDS delivery order varies).
+        sim, bridge = self.sim, self.bridge
+        inputs = bridge.layout.inputs
+
+        def pins_to_sim(frame: Frame) -> None:
+            sim.set_pins(
+                0, [(slot.device, slot.name, v) for slot, v in zip(inputs, frame.values, strict=True)]
+            )
+
+        def sensors_to_bridge(signals: list[tuple[str, str, float]]) -> None:
+            bridge.exchange.set_outputs(signals)
+
+        bridge.attach_directly(pins_to_sim)
+        sim.attach_directly(sensors_to_bridge)
         if self.lockstep:
             clock = lambda: self.sim.sim.time  # noqa: E731 - the simulated clock every part shares
             if self.mcu is not None:
                 self.mcu.use_clock(clock)
             self.loop.use_clock(clock)
-            # Pins come from the bridge directly (see step()); a late DDS copy must not
-            # overwrite newer ones.
-            self.sim.direct_pins = True
+            self.sim.use_clock(clock)
         else:
             if self.proxy is not None:
                 self.proxy.start()
             for node in self.nodes.values():
                 node.start()  # type: ignore[attr-defined]
-        # ROS callbacks (cmd_vel, robotCommand, services, /clock, recording) run here in
-        # both modes; everything they touch is guarded by the nodes' locks.
-        self._spin_thread = threading.Thread(target=self._spin, name="executor", daemon=True)
-        self._spin_thread.start()
+        if not self.lockstep:
+            # ROS callbacks (cmd_vel, robotCommand, services, recording) run here;
+            # everything they touch is guarded by the nodes' locks.
+            self._spin_thread = threading.Thread(target=self._spin, name="executor", daemon=True)
+            self._spin_thread.start()
         self._started = True
 
     def _spin(self) -> None:
-        while self.context.ok():
+        while self.context.ok() and not self._stopping.is_set():
             try:
                 self.executor.spin_once(timeout_sec=0.1)
             except Exception:
@@ -170,23 +191,27 @@ class GraphRunner:
             raise HilBringupError("step() is for lockstep runs (rtf 0)")
         sim = self.sim
         now = sim.sim.time
+        # Callbacks run here, between periods, not in a thread beside the driver: the
+        # loop and the recorder then take a cmd_vel at the same simulated time, which
+        # is what lets a replay reproduce the run.
+        self._serve_callbacks()
         if self.mcu is not None:
             self.mcu.tick(now)
         if self.proxy is not None:
             self.proxy.step(now)
-        result = self.bridge.tick(now)
-        if result.frames:
-            frame = result.frames[-1]
-            sim.set_pins(
-                0,
-                [
-                    (slot.device, slot.name, value)
-                    for slot, value in zip(self.bridge.layout.inputs, frame.values, strict=True)
-                ],
-            )
-        sim.advance()
-        self.bridge.exchange.set_outputs(sensor_signals(sim.sim, 0))
+        self.bridge.tick(now)  # its frames reach the simulator through the attached call
+        sim.advance()  # and the sensor values reach the bridge
         self.loop.step_lockstep(sim.sim.time)
+
+    def _serve_callbacks(self) -> None:
+        for _ in range(_MAX_CALLBACKS_PER_STEP):
+            try:
+                handler, _, _ = self.executor.wait_for_ready_callbacks(timeout_sec=0.0)
+            except (TimeoutException, ShutdownException):
+                return
+            handler()
+            if handler.exception() is not None:
+                raise handler.exception()  # type: ignore[misc]
 
     def kill_mcu(self) -> None:
         """Take the virtual MCU away, as if its USB cable were pulled (ptys hang up)."""
@@ -216,9 +241,13 @@ class GraphRunner:
             node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
         if self.proxy is not None:
             self.proxy.stop()
-        self._destroy()
+        # The spin thread leaves at its next wake-up (at most 0.1 s); shutting the
+        # executor down under a running spin_once raises inside rclpy instead.
+        self._stopping.set()
         if self._spin_thread is not None:
-            self._spin_thread.join(timeout=2.0)
+            self._spin_thread.join(timeout=5.0)
+        self.executor.shutdown(timeout_sec=2.0)
+        self._destroy()
 
     def _destroy(self) -> None:
         for node in self.nodes.values():

@@ -19,6 +19,7 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from builtin_interfaces.msg import Time
@@ -37,7 +38,7 @@ from hil_bridge.core.defaults import device_library
 from hil_bridge.core.loop_timing import DeadlineScheduler
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, run_node
+from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
@@ -48,6 +49,8 @@ from hil_sim.core.world import Pose
 from hil_sim.errors import HilSimError
 
 NODE_NAME = "sim"
+#: Wall seconds between looks at which per-robot topics have subscribers.
+SUBSCRIBER_REFRESH_S = 0.5
 #: The four photoresistors in mount order (RobotParams.light_mounts). Topic name tokens
 #: cannot start with a digit, so ``light/<side>`` rather than ``light/0``.
 LIGHT_SIDES = ("front", "left", "back", "right")
@@ -91,7 +94,8 @@ PARAMETERS = (
     ParamSpec(
         "pin_timeout",
         0.1,
-        "Simulated seconds without MCU pins before its motors coast (a dead MCU's outputs float).",
+        "Seconds without MCU pins before its motors coast (a dead MCU's outputs float); "
+        "counted on the MCU's clock: wall time, simulated time in a lockstep run.",
         min=0.001,
         max=60.0,
     ),
@@ -124,6 +128,16 @@ class RobotTopics:
         ]
         self.mag = node.create_publisher(MagneticField, f"{prefix}mag", qos.SENSOR)
         self.from_sim = node.create_publisher(SignalArray, f"{prefix}hil/signals/from_sim", qos.SENSOR)
+        self._listened: dict[int, bool] = {}
+
+    def refresh(self) -> None:
+        """Look up again which of this robot's topics have subscribers."""
+        publishers = [self.odom, self.joints, self.ultrasonic, self.ir, *self.light, self.mag, self.from_sim]
+        self._listened = {id(p): p.get_subscription_count() > 0 for p in publishers}
+
+    def listened(self, publisher: Any) -> bool:
+        """Whether ``publisher`` had subscribers at the last :meth:`refresh`."""
+        return self._listened.get(id(publisher), False)
 
     def frame(self, name: str) -> str:
         """A frame of this robot (``robot_3/base_link``)."""
@@ -156,7 +170,10 @@ class SimNode(Node):
         self.pins = PinState.zeros(self.robots)
         self._pins_dirty = False
         self.pin_timeout = params.as_float("pin_timeout")
-        self._pins_at = [0.0] * self.robots
+        #: The clock the MCU runs on, on which its silence is measured: the wall clock
+        #: (pins arrive at wall pace whatever the rtf), simulated time in lockstep.
+        self.pin_clock: Callable[[], float] = time.monotonic
+        self._pins_at = [self.pin_clock()] * self.robots
         self._coasting = [False] * self.robots
         #: hil/signals/to_sim messages taken.
         self.pins_received = 0
@@ -166,13 +183,19 @@ class SimNode(Node):
 
         prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
         self.topics = [RobotTopics(self, prefix) for prefix in prefixes]
-        for index, prefix in enumerate(prefixes):
+        self._next_refresh = 0.0
+        self._to_sim = [
             self.create_subscription(
                 SignalArray,
                 f"{prefix}hil/signals/to_sim",
                 lambda m, i=index: self.on_to_sim(i, m),
                 qos.SENSOR,
             )
+            for index, prefix in enumerate(prefixes)
+        ]
+        #: When set, called after every signal period with robot 0's sensor signals (the
+        #: one-process runner hands them to the bridge without DDS).
+        self.on_outputs: Callable[[list[tuple[str, str, float]]], None] | None = None
         self.tf = self.create_publisher(TFMessage, "tf", qos.COMMAND)
         self.clock = self.create_publisher(Clock, "clock", qos.COMMAND)
         self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
@@ -181,9 +204,8 @@ class SimNode(Node):
         self.create_service(TeleportRobot, "teleport", self.on_teleport)
         self._warned: set[str] = set()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self.run, name="sim-step", daemon=True)
+        self._thread = node_thread(self, self.step_forever, name="sim-step", stopping=self._stop)
         self.achieved_rtf = 0.0
-        self.failure: Exception | None = None
         self.get_logger().info(
             f"{self.robots} robot(s), world {world}, rtf {self.rtf:g}, "
             f"{params.as_float('physics_rate'):g} Hz physics, seed {params.as_int('seed')}"
@@ -244,17 +266,6 @@ class SimNode(Node):
 
     # --- stepping -----------------------------------------------------------------------
 
-    def run(self) -> None:
-        """Step the world until stopped; a failure stops the node with the error logged."""
-        try:
-            self.step_forever()
-        except Exception as exc:
-            if self._stop.is_set() or not self.context.ok():
-                return  # shutting down: publishing into a closed context is expected
-            self.failure = exc
-            self.get_logger().fatal(f"simulation stopped: {type(exc).__name__}: {exc}")
-            self.context.try_shutdown()
-
     def step_forever(self) -> None:
         """Step the world: paced by ``rtf``, or as fast as possible."""
         sim = self.sim
@@ -265,6 +276,10 @@ class SimNode(Node):
         while not self._stop.is_set():
             if scheduler is not None:
                 scheduler.wait()
+            else:
+                # Free-running never sleeps: hand the GIL over once a period, or the
+                # executor thread waits for it in 5 ms slices and pins arrive late.
+                time.sleep(0)
             self.advance()
             now = time.monotonic()
             if now >= next_report:
@@ -281,22 +296,42 @@ class SimNode(Node):
                 self.pins.apply(self.sim)
             self.sim.step(self.chunk)
             self.publish_step()
+            if self.on_outputs is not None:
+                self.on_outputs(sensor_signals(self.sim, 0))
+
+    def attach_directly(self, on_outputs: Callable[[list[tuple[str, str, float]]], None]) -> None:
+        """Exchange with an in-process bridge for robot 0: pins by :meth:`set_pins`, outputs by call.
+
+        The to_sim subscriptions go (a late DDS copy must not overwrite newer pins);
+        the topics are still published for anyone else who subscribes.
+        """
+        self.on_outputs = on_outputs
+        self.direct_pins = True
+        for subscription in self._to_sim:
+            self.destroy_subscription(subscription)
+
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Measure MCU silence on ``clock`` (lockstep: the simulated time everything shares)."""
+        with self.lock:
+            self.pin_clock = clock
+            self._pins_at = [clock()] * self.robots
 
     def set_pins(self, robot: int, signals: list[tuple[str, str, float]]) -> None:
-        """Take a robot's MCU pins directly (the in-process lockstep runner's shortcut)."""
-        self.pins.update(robot, signals)
-        self._pins_taken(robot)
+        """Take a robot's MCU pins directly (the in-process runner's shortcut)."""
+        with self.lock:
+            self.pins.update(robot, signals)
+            self._pins_taken(robot)
 
     def _pins_taken(self, robot: int) -> None:
         self._pins_dirty = True
-        self._pins_at[robot] = self.sim.time
+        self._pins_at[robot] = self.pin_clock()
         if self._coasting[robot]:
             self._coasting[robot] = False
             self.get_logger().info(f"robot {robot}: MCU pins back")
 
     def _coast_silent_robots(self) -> None:
         """Motors of robots whose MCU has gone quiet coast: its outputs float, the driver lets go."""
-        now = self.sim.time
+        now = self.pin_clock()
         for robot in range(self.robots):
             silent = now - self._pins_at[robot] > self.pin_timeout and self.pins.motors[robot].any()
             if silent and not self._coasting[robot]:
@@ -310,11 +345,19 @@ class SimNode(Node):
     def publish_step(self) -> None:
         """Everything due at the current simulated time."""
         sim = self.sim
+        now = time.monotonic()
+        if now >= self._next_refresh:
+            # Asking DDS about subscribers costs microseconds per publisher; for 100
+            # robots every 5 ms that was the simulator's largest cost. Twice a second
+            # is soon enough for a new subscriber.
+            self._next_refresh = now + SUBSCRIBER_REFRESH_S
+            for topics in self.topics:
+                topics.refresh()
         stamp = stamp_of(sim.time)
         if self.publish_clock:
             self.clock.publish(Clock(clock=stamp))
         for robot, topics in enumerate(self.topics):
-            if topics.from_sim.get_subscription_count():
+            if topics.listened(topics.from_sim):
                 message = SignalArray(
                     signals=[Signal(device=d, name=n, value=v) for d, n, v in sensor_signals(sim, robot)]
                 )
@@ -339,7 +382,7 @@ class SimNode(Node):
             rotation = transform.transform.rotation
             rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
             transforms.append(transform)
-            if topics.odom.get_subscription_count():
+            if topics.listened(topics.odom):
                 odom = Odometry()
                 odom.header.stamp, odom.header.frame_id = stamp, "odom"
                 odom.child_frame_id = topics.frame("base_link")
@@ -349,12 +392,15 @@ class SimNode(Node):
                 odom.twist.twist.linear.x = float(sim.v[robot])
                 odom.twist.twist.angular.z = float(sim.w[robot])
                 topics.odom.publish(odom)
-            if topics.joints.get_subscription_count():
+            if topics.listened(topics.joints):
                 joints = JointState(name=["left_wheel_joint", "right_wheel_joint"])
                 joints.header.stamp = stamp
                 joints.position = [float(a) for a in sim.wheel_angle[robot]]
                 gear = sim.robot.motor.gear_ratio
                 joints.velocity = [float(s) / gear for s in sim.motors.speed[robot]]
+                # Electromagnetic torque at the wheel (N m): what the motor does, not friction.
+                kt = sim.robot.motor.kt
+                joints.effort = [float(i) * kt * gear for i in sim.motors.current[robot]]
                 topics.joints.publish(joints)
             self.publish_sensors(robot, topics, stamp)
         self.tf.publish(TFMessage(transforms=transforms))
@@ -382,21 +428,21 @@ class SimNode(Node):
                 float(self.sim.ir.distance(readings.ir_voltage[robot])) / 100,
             ),
         ):
-            if publisher.get_subscription_count():
+            if topics.listened(publisher):
                 message = Range(
                     radiation_type=kind, field_of_view=fov, min_range=low, max_range=high, range=float(value)
                 )
                 message.header.stamp, message.header.frame_id = stamp, topics.frame(frame)
                 publisher.publish(message)
         for k, publisher in enumerate(topics.light):
-            if publisher.get_subscription_count():
+            if topics.listened(publisher):
                 light = Illuminance(illuminance=float(readings.light[robot, k]))
                 light.header.stamp, light.header.frame_id = (
                     stamp,
                     topics.frame(f"light_{LIGHT_SIDES[k]}_link"),
                 )
                 publisher.publish(light)
-        if topics.mag.get_subscription_count():
+        if topics.listened(topics.mag):
             field = MagneticField()
             field.header.stamp, field.header.frame_id = stamp, topics.frame("mag_link")
             bx, by, bz = (float(v) for v in readings.magnetic_field[robot])

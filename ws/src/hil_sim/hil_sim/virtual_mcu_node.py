@@ -34,7 +34,7 @@ from hil_bridge.core.defaults import signal_layout, telemetry_schema
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, run_node
+from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
 from hil_sim.errors import HilSimError
@@ -98,7 +98,7 @@ class VirtualMcuNode(Node):
         self.unwritten = {"command": 0, "signal": 0}
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self.run, name="virtual-mcu", daemon=True)
+        self._thread = node_thread(self, self.run, name="virtual-mcu", stopping=self._stop)
         command_port, signal_port = params.as_str("command_port"), params.as_str("signal_port")
         self.get_logger().info(
             f"command link {command_port}, signal link {signal_port}"

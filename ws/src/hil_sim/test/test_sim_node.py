@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Range
+from sensor_msgs.msg import JointState, Range
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
@@ -57,6 +57,7 @@ def test_pins_drive_the_robot_and_services_reset_and_teleport(spawn: Any, probe:
     spawn(sim_command("rtf:=0.0", "seed:=3"), name="sim")
     probe.record(Odometry, "odom", qos.SENSOR)
     probe.record(Range, "range/ultrasonic", qos.SENSOR)
+    probe.record(JointState, "joint_states", qos.SENSOR)
     probe.record(SignalArray, "hil/signals/from_sim", qos.SENSOR)
     probe.record(Clock, "clock", qos.COMMAND)
     probe.record(MarkerArray, "world/markers", qos.LATCHED)
@@ -81,7 +82,16 @@ def test_pins_drive_the_robot_and_services_reset_and_teleport(spawn: Any, probe:
 
     # Stop the motors, then teleport: the robot is where it was put.
     stop = [Signal(device=s.device, name=s.name, value=0.0) for s in FORWARD]
-    pins.publish(SignalArray(signals=stop))
+    # Stopped by the pins (no motor torque), not just stalled against a wall.
+    probe.wait_for(
+        lambda: (
+            pins.publish(SignalArray(signals=stop)),
+            abs(probe.latest("odom").twist.twist.linear.x) < 1e-6
+            and max(abs(e) for e in probe.latest("joint_states").effort) < 1e-9,
+        )[1],
+        timeout=20.0,
+        what="robot stopped",
+    )
     reply = call(probe, TeleportRobot, "teleport", TeleportRobot.Request(robot=0, x=-1.0, y=0.5, yaw=0.0))
     assert reply.success, reply.message
     probe.wait_for(
@@ -104,6 +114,30 @@ def test_pins_drive_the_robot_and_services_reset_and_teleport(spawn: Any, probe:
         ),
         timeout=20.0,
         what="odom back at the start",
+    )
+
+
+@pytest.mark.ros
+def test_motors_coast_when_the_mcu_pins_stop_even_far_faster_than_real_time(
+    spawn: Any, probe: RosProbe
+) -> None:
+    # rtf 0 runs tens of simulated seconds per wall second; silence counts on the
+    # MCU's (wall) clock, so pins at wall pace keep driving and their absence stops it.
+    spawn(sim_command("rtf:=0.0", "pin_timeout:=0.3"), name="sim")
+    probe.record(Odometry, "odom", qos.SENSOR)
+    pins = probe.publisher(SignalArray, "hil/signals/to_sim", qos.SENSOR)
+    probe.wait_for(lambda: probe.latest("odom"), timeout=30.0, what="odom")
+    probe.wait_for(
+        lambda: (pins.publish(SignalArray(signals=FORWARD)), probe.latest("odom").twist.twist.linear.x > 0.2)[
+            1
+        ],
+        timeout=30.0,
+        what="robot driving under pins",
+    )
+    probe.wait_for(
+        lambda: abs(probe.latest("odom").twist.twist.linear.x) < 1e-3,
+        timeout=20.0,
+        what="robot coasting to a stop once the pins stop",
     )
 
 

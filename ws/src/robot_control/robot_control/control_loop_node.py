@@ -22,8 +22,8 @@ from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
-from rclpy.duration import Duration
 from rclpy.node import Node
+from rclpy.time import Time
 from std_msgs.msg import String
 
 from hil_bridge import qos
@@ -34,7 +34,7 @@ from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.serial_reader import SerialReader
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, run_node
+from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_bridge.wire_tap import WireTap
 from hil_msgs.msg import LinkStatus
@@ -148,7 +148,7 @@ class ControlLoopNode(Node):
         self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, qos.COMMAND)
         self.create_subscription(String, "robotCommand", self.on_robot_command, qos.COMMAND)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self.run, name="control-loop", daemon=True)
+        self._thread = node_thread(self, self.run, name="control-loop", stopping=self._stop)
         self.get_logger().info(
             f"{1 / self.period:g} Hz on {self.link.port} at {self.link.baud} baud"
             + (" (checked)" if config.checked else "")
@@ -248,8 +248,11 @@ class ControlLoopNode(Node):
         """The frame's wire traffic for recording, stamped in ROS time."""
         ros_now = self.get_clock().now()
         for arrived, data in received:
-            # Arrival times are on the loop's clock; shift them onto the ROS clock.
-            self.wire.rx(data, (ros_now - Duration(seconds=max(now - arrived, 0.0))).to_msg())
+            # Arrival times are on the loop's clock; shift them onto the ROS clock. Under
+            # sim time that clock starts at 0 (before /clock arrives), so clamp there.
+            age_ns = int(max(now - arrived, 0.0) * 1e9)
+            stamp = Time(nanoseconds=max(ros_now.nanoseconds - age_ns, 0), clock_type=ros_now.clock_type)
+            self.wire.rx(data, stamp.to_msg())
         self.wire.tx(written, ros_now.to_msg())
 
     def publish_telemetry(self, telemetry: Telemetry) -> None:

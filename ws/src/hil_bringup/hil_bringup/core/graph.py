@@ -98,6 +98,7 @@ class ProcessSpec:
     """A helper process that is not a ROS node (the link fault proxy)."""
 
     name: str
+    package: str  # installed in lib/<package>/, found as ``ros2 run`` finds it
     executable: str
     arguments: tuple[str, ...]
 
@@ -184,6 +185,7 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
         processes.append(
             ProcessSpec(
                 "link_proxy",
+                "hil_bridge",
                 "hil_link_proxy",
                 (
                     "--upstream",
