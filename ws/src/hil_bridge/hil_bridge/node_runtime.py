@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import rclpy
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -103,8 +104,9 @@ def diagnostic_array(
     message: str,
     values: Mapping[str, object],
     hardware_id: str = "",
+    stamp: Time | None = None,
 ) -> DiagnosticArray:
-    """A stamped DiagnosticArray holding one status named ``<node>: <name>``."""
+    """A DiagnosticArray holding one status named ``<node>: <name>``, stamped now (or ``stamp``)."""
     array = DiagnosticArray(
         status=[
             DiagnosticStatus(
@@ -116,5 +118,5 @@ def diagnostic_array(
             )
         ]
     )
-    array.header.stamp = node.get_clock().now().to_msg()
+    array.header.stamp = stamp if stamp is not None else node.get_clock().now().to_msg()
     return array

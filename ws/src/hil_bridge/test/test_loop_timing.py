@@ -153,6 +153,35 @@ def test_an_overrun_of_many_periods_is_still_one_overrun() -> None:
     assert (nxt.index, nxt.deadline, nxt.woke) == (42, 10.5, 10.5)
 
 
+def test_catch_up_runs_missed_frames_back_to_back_without_losing_any() -> None:
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.25, clock=clock, sleep=clock.sleep, start=0.0, catch_up=8)
+    sched.wait()
+    clock.advance(0.25 * 5 + 0.125)  # five deadlines missed, fewer than catch_up
+    late = [sched.wait() for _ in range(5)]
+    assert [t.index for t in late] == [1, 2, 3, 4, 5]
+    assert all(t.woke == 1.375 and t.skipped == 0 for t in late)  # no sleep between them
+    assert sched.overruns == 0 and sched.skipped == 0
+    on_time = sched.wait()
+    assert (on_time.index, on_time.deadline, on_time.woke) == (6, 1.5, 1.5)
+
+
+def test_catch_up_still_skips_beyond_its_limit() -> None:
+    clock = FakeClock()
+    sched = DeadlineScheduler(0.25, clock=clock, sleep=clock.sleep, start=0.0, catch_up=8)
+    sched.wait()
+    clock.advance(0.25 * 40 + 0.125)
+    tick = sched.wait()
+    assert (sched.overruns, tick.skipped, tick.deadline) == (1, 40, 10.25)
+
+
+@pytest.mark.parametrize("catch_up", [0, -3])
+def test_catch_up_below_one_period_is_rejected(catch_up: int) -> None:
+    clock = FakeClock()
+    with pytest.raises(HilBridgeError, match="catch_up"):
+        DeadlineScheduler(0.25, clock=clock, sleep=clock.sleep, catch_up=catch_up)
+
+
 def tick_at(index: int, period: float, lateness: float, skipped: int = 0) -> Tick:
     deadline = index * period
     return Tick(index, deadline, deadline + lateness, skipped)

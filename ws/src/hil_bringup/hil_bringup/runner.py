@@ -106,13 +106,19 @@ class GraphRunner:
         except BaseException:
             self._destroy()
             raise
-        # One callback thread: the nodes' own threads do the timing-critical work, and a
-        # MultiThreadedExecutor's dispatch overhead alone cost a third of a core and
-        # starved them of the GIL (real-time RTF 0.65 instead of 0.99).
+        # Single-threaded executors: the nodes' own threads do the timing-critical work,
+        # and a MultiThreadedExecutor's dispatch overhead alone cost a third of a core
+        # and starved them of the GIL (real-time RTF 0.65 instead of 0.99). The
+        # simulator gets one of its own: rclpy rebuilds the wait set on every wake and
+        # checks each waitable against a list of them, so the two QoS event handlers of
+        # each of its publishers (1000 publishers for 100 robots) made every wake of a
+        # shared executor cost tens of milliseconds, a whole core in all. Alone, the
+        # simulator's executor wakes only for its services.
         self.executor: Executor = SingleThreadedExecutor(context=self.context)
+        self.sim_executor: Executor = SingleThreadedExecutor(context=self.context)
         for node in [*self.nodes.values(), *(extra_nodes or [])]:
-            self.executor.add_node(node)
-        self._spin_thread: threading.Thread | None = None
+            (self.sim_executor if node is self.nodes["sim"] else self.executor).add_node(node)
+        self._spin_threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._started = False
 
@@ -169,19 +175,25 @@ class GraphRunner:
                 self.proxy.start()
             for node in self.nodes.values():
                 node.start()  # type: ignore[attr-defined]
+        # ROS callbacks (cmd_vel, robotCommand, services, recording) run in these
+        # threads; everything they touch is guarded by the nodes' locks. In lockstep
+        # the graph's callbacks run in step() instead; the simulator's services (reset,
+        # teleport, parameters) still come in on its own thread, under its lock.
+        executors = {"sim-executor": self.sim_executor}
         if not self.lockstep:
-            # ROS callbacks (cmd_vel, robotCommand, services, recording) run here;
-            # everything they touch is guarded by the nodes' locks.
-            self._spin_thread = threading.Thread(target=self._spin, name="executor", daemon=True)
-            self._spin_thread.start()
+            executors["executor"] = self.executor
+        for name, executor in executors.items():
+            thread = threading.Thread(target=self._spin, args=(executor,), name=name, daemon=True)
+            thread.start()
+            self._spin_threads.append(thread)
         self._started = True
 
-    def _spin(self) -> None:
+    def _spin(self, executor: Executor) -> None:
         while self.context.ok() and not self._stopping.is_set():
             try:
-                self.executor.spin_once(timeout_sec=0.1)
+                executor.spin_once(timeout_sec=1.0)  # stop() wakes it
             except Exception:
-                if not self.context.ok():
+                if not self.context.ok() or self._stopping.is_set():
                     return
                 raise
 
@@ -241,12 +253,15 @@ class GraphRunner:
             node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
         if self.proxy is not None:
             self.proxy.stop()
-        # The spin thread leaves at its next wake-up (at most 0.1 s); shutting the
-        # executor down under a running spin_once raises inside rclpy instead.
+        # Woken, the spin threads leave; shutting an executor down under a running
+        # spin_once raises inside rclpy instead.
         self._stopping.set()
-        if self._spin_thread is not None:
-            self._spin_thread.join(timeout=5.0)
+        for executor in (self.executor, self.sim_executor):
+            executor.wake()
+        for thread in self._spin_threads:
+            thread.join(timeout=5.0)
         self.executor.shutdown(timeout_sec=2.0)
+        self.sim_executor.shutdown(timeout_sec=2.0)
         self._destroy()
 
     def _destroy(self) -> None:

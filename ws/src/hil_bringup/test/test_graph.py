@@ -44,6 +44,13 @@ def test_several_robots_put_the_hil_chain_under_robot_0() -> None:
     assert "/robot_0/control_loop" in params_file(nodes)
 
 
+def test_sim_time_goes_to_every_node_but_the_simulator_that_makes_it() -> None:
+    nodes, _ = describe(GraphOptions(use_sim_time=True))
+    following = {n.name: n.parameters["use_sim_time"] for n in nodes if "use_sim_time" in n.parameters}
+    assert following.pop("sim", False) is False
+    assert following and all(following.values()), following
+
+
 def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
     nodes, _ = describe(GraphOptions(mcu="serial", command_port="/dev/ttyACM0", signal_port="/dev/ttyUSB0"))
     assert "virtual_mcu" not in {n.name for n in nodes}

@@ -49,6 +49,8 @@ from hil_sim.core.world import Pose
 from hil_sim.errors import HilSimError
 
 NODE_NAME = "sim"
+#: Wall seconds a paced simulator may fall behind and still catch up.
+CATCH_UP_S = 0.25
 #: Wall seconds between looks at which per-robot topics have subscribers.
 SUBSCRIBER_REFRESH_S = 0.5
 #: The four photoresistors in mount order (RobotParams.light_mounts). Topic name tokens
@@ -206,6 +208,7 @@ class SimNode(Node):
         self._stop = threading.Event()
         self._thread = node_thread(self, self.step_forever, name="sim-step", stopping=self._stop)
         self.achieved_rtf = 0.0
+        self.scheduler: DeadlineScheduler | None = None
         self.get_logger().info(
             f"{self.robots} robot(s), world {world}, rtf {self.rtf:g}, "
             f"{params.as_float('physics_rate'):g} Hz physics, seed {params.as_int('seed')}"
@@ -270,7 +273,10 @@ class SimNode(Node):
         """Step the world: paced by ``rtf``, or as fast as possible."""
         sim = self.sim
         period = self.chunk * sim.dt / self.rtf if self.rtf > 0 else None
-        scheduler = DeadlineScheduler(period) if period else None
+        # Late periods are caught up, not skipped (a skip is simulated time lost), unless
+        # the simulator is more than CATCH_UP_S behind: then the machine is too slow.
+        scheduler = DeadlineScheduler(period, catch_up=max(1, round(CATCH_UP_S / period))) if period else None
+        self.scheduler = scheduler
         window_wall, window_sim = time.monotonic(), sim.time
         next_report = window_wall + 1.0
         while not self._stop.is_set():
@@ -536,6 +542,9 @@ class SimNode(Node):
             "robots": sim.count,
             "boards_down": sim.geometry.boards_down,
         }
+        if self.scheduler is not None:
+            # Periods dropped after falling more than CATCH_UP_S behind: lost sim time.
+            values["periods_skipped"] = self.scheduler.skipped
         level = DiagnosticStatus.OK
         message = f"RTF {self.achieved_rtf:.2f}"
         if self.rtf > 0 and self.achieved_rtf < 0.9 * self.rtf:
@@ -549,6 +558,7 @@ class SimNode(Node):
             level=level,
             message=message,
             values=values,
+            stamp=stamp_of(sim.time),  # the simulator's own time is the clock of the run
         )
         self.diagnostics.publish(array)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -197,6 +198,15 @@ def test_grid_starts_centre_the_swarm_on_the_start() -> None:
     assert {p.yaw for p in starts} == {0.5}
     assert len({(round(p.x, 9), round(p.y, 9)) for p in starts}) == 9
     assert set(grid_starts(Pose(0.2, 0.3), 5, 0.0)) == {Pose(0.2, 0.3)}
+
+
+@pytest.mark.parametrize("robots", [9, 10, 100])
+def test_grid_starts_put_robot_0_nearest_the_start(robots: int) -> None:
+    start = Pose(1.0, -1.0)
+    starts = grid_starts(start, robots, 0.4)
+    distances = [math.hypot(p.x - start.x, p.y - start.y) for p in starts]
+    assert all(b >= a - 1e-9 for a, b in itertools.pairwise(distances))
+    assert distances[0] <= 0.4 * math.sqrt(0.5) + 1e-9
 
 
 # --- kinematics ----------------------------------------------------------------------------

@@ -8,6 +8,10 @@ the deadlines already missed are skipped, and the loop sleeps to the next deadli
 still ahead, so the next frame is on schedule again rather than late forever. A frame
 less than a period late runs at once (that is jitter, not an overrun).
 
+A simulator must not skip: each skipped frame is simulated time lost, and its real-time
+factor falls below 1. With ``catch_up`` = n, frames up to n periods late run back to
+back until the loop is on schedule again; only beyond that are deadlines skipped.
+
 Time comes from an injectable clock and sleep, so tests run 100k frames in
 milliseconds with a fake clock. :class:`LoopStats` keeps the last samples of wake-up
 jitter, period and work time in ring buffers and reports means and percentiles.
@@ -50,10 +54,14 @@ class DeadlineScheduler:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         start: float | None = None,
+        catch_up: int = 1,
     ) -> None:
         if not (math.isfinite(period) and period > 0.0):
             raise HilBridgeError(f"loop period must be a positive number of seconds, got {period!r}")
+        if catch_up < 1:
+            raise HilBridgeError(f"catch_up must be at least 1 period, got {catch_up!r}")
         self.period = period
+        self.catch_up = catch_up
         self._clock = clock
         self._sleep = sleep
         self.start = clock() if start is None else start
@@ -71,7 +79,7 @@ class DeadlineScheduler:
         now = self._clock()
         skipped = (
             int((now - self.next_deadline) // self.period) + 1
-            if now >= self.next_deadline + self.period
+            if now >= self.next_deadline + self.catch_up * self.period
             else 0
         )
         if skipped:

@@ -179,7 +179,9 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
                 checked=options.checked,
             ),
         )
-    nodes = [replace(n, parameters={**n.parameters, **sim_time}) for n in nodes]
+    # The simulator is the clock: it stamps with simulated time itself, and following its
+    # own /clock would wake its executor every period for nothing.
+    nodes = [n if n.name == "sim" else replace(n, parameters={**n.parameters, **sim_time}) for n in nodes]
     processes = []
     if options.faults:
         processes.append(

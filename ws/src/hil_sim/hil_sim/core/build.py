@@ -27,13 +27,18 @@ def default_world_path() -> Path:
 
 
 def grid_starts(start: Pose, robots: int, spacing: float) -> list[Pose]:
-    """Robots on a square grid centred on ``start`` (all on it when spacing is 0)."""
+    """Robots on a square grid centred on ``start`` (all on it when spacing is 0).
+
+    Cells are handed out nearest the start first, so robot 0 (the one an MCU drives in
+    a swarm run) starts where a single robot would, and the swarm grows around it.
+    """
     side = math.ceil(math.sqrt(robots))
     offset = (side - 1) / 2
-    return [
-        Pose(start.x + (k % side - offset) * spacing, start.y + (k // side - offset) * spacing, start.yaw)
-        for k in range(robots)
-    ]
+    cells = sorted(
+        ((col - offset, row - offset) for row in range(side) for col in range(side)),
+        key=lambda c: (round(math.hypot(*c), 9), c[1], c[0]),
+    )
+    return [Pose(start.x + dx * spacing, start.y + dy * spacing, start.yaw) for dx, dy in cells[:robots]]
 
 
 def build_simulation(
