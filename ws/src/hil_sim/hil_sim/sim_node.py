@@ -26,6 +26,7 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
+from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Illuminance, JointState, MagneticField, Range
@@ -119,17 +120,31 @@ def yaw_quaternion(yaw: float) -> tuple[float, float, float, float]:
 class RobotTopics:
     """Publishers and reusable messages of one robot."""
 
-    def __init__(self, node: Node, prefix: str) -> None:
+    def __init__(self, node: Node, prefix: str, *, qos_events: bool = True) -> None:
+        """Create the robot's publishers.
+
+        Args:
+            node: the simulator node.
+            prefix: the robot's namespace (``robot_3/``), or empty for a single robot.
+            qos_events: keep rclpy's per-publisher QoS event handlers (incompatible QoS
+                or type warnings). A swarm drops them: rclpy rebuilds its wait set on
+                every executor wake and checks each handler against a list of them, so
+                2000 handlers (100 robots) cost tens of milliseconds per wake. The
+                subscriber side still warns about an incompatible QoS.
+        """
+        events = None if qos_events else PublisherEventCallbacks(use_default_callbacks=False)
+
+        def publisher(kind: Any, name: str) -> Any:
+            return node.create_publisher(kind, f"{prefix}{name}", qos.SENSOR, event_callbacks=events)
+
         self.prefix = prefix
-        self.odom = node.create_publisher(Odometry, f"{prefix}odom", qos.SENSOR)
-        self.joints = node.create_publisher(JointState, f"{prefix}joint_states", qos.SENSOR)
-        self.ultrasonic = node.create_publisher(Range, f"{prefix}range/ultrasonic", qos.SENSOR)
-        self.ir = node.create_publisher(Range, f"{prefix}range/ir", qos.SENSOR)
-        self.light = [
-            node.create_publisher(Illuminance, f"{prefix}light/{side}", qos.SENSOR) for side in LIGHT_SIDES
-        ]
-        self.mag = node.create_publisher(MagneticField, f"{prefix}mag", qos.SENSOR)
-        self.from_sim = node.create_publisher(SignalArray, f"{prefix}hil/signals/from_sim", qos.SENSOR)
+        self.odom = publisher(Odometry, "odom")
+        self.joints = publisher(JointState, "joint_states")
+        self.ultrasonic = publisher(Range, "range/ultrasonic")
+        self.ir = publisher(Range, "range/ir")
+        self.light = [publisher(Illuminance, f"light/{side}") for side in LIGHT_SIDES]
+        self.mag = publisher(MagneticField, "mag")
+        self.from_sim = publisher(SignalArray, "hil/signals/from_sim")
         self._listened: dict[int, bool] = {}
 
     def refresh(self) -> None:
@@ -184,7 +199,7 @@ class SimNode(Node):
         self.lock = threading.Lock()
 
         prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
-        self.topics = [RobotTopics(self, prefix) for prefix in prefixes]
+        self.topics = [RobotTopics(self, prefix, qos_events=self.robots == 1) for prefix in prefixes]
         self._next_refresh = 0.0
         self._to_sim = [
             self.create_subscription(
