@@ -61,3 +61,29 @@ def test_markdown_marks_targets_and_lists_baselines() -> None:
     assert "| p99 | 4 | <= 5 | met |" in text
     assert "| naive_p99 | 9 |" in text
     assert "**failed:** b.py exited with status 1" in text
+
+
+def test_running_some_benchmarks_keeps_the_others_with_their_date(tmp_path: Path) -> None:
+    latest = tmp_path / "latest.json"
+    old = {"name": "a", "figures": {"x": 1}, "target": {}, "baseline": {}}
+    replaced = {"name": "b", "figures": {"x": 2}, "target": {}, "baseline": {}}
+    meta = {"date": "2026-01-01T00:00:00+00:00", "commit": "abc1234"}
+    latest.write_text(json.dumps({"meta": meta, "results": [old, replaced]}))
+    fresh = {
+        "name": "b",
+        "figures": {"x": 3},
+        "target": {},
+        "baseline": {},
+        "measured": {"date": "now", "commit": "def"},
+    }
+    results = run_bench.merged([fresh], latest)
+    assert [r["name"] for r in results] == ["a", "b"]
+    assert results[0]["measured"] == meta
+    assert results[1]["figures"] == {"x": 3}
+
+
+def test_merging_into_a_missing_or_broken_file_keeps_only_the_fresh(tmp_path: Path) -> None:
+    fresh = [{"name": "b", "figures": {}, "target": {}, "baseline": {}}]
+    assert run_bench.merged(fresh, tmp_path / "none.json") == fresh
+    (tmp_path / "bad.json").write_text("{")
+    assert run_bench.merged(fresh, tmp_path / "bad.json") == fresh

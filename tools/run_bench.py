@@ -80,6 +80,9 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     ]
     for result in results:
         out += [f"## {result['name']}", ""]
+        measured = result.get("measured")
+        if measured and measured != {"date": meta["date"], "commit": meta["commit"]}:
+            out += [f"measured {measured['date']} at commit `{measured['commit']}`", ""]
         if "error" in result:
             out += [f"**failed:** {result['error']}", ""]
             continue
@@ -96,6 +99,27 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             out += ["", result["notes"]]
         out.append("")
     return "\n".join(out)
+
+
+def merged(fresh: list[dict[str, Any]], latest: Path) -> list[dict[str, Any]]:
+    """``fresh`` results in place of the same benchmarks in ``latest``; the others kept.
+
+    Running a few benchmarks (``make bench ARGS="name"``) must not drop the rest of the
+    table; each kept result says when and at which commit it was measured.
+    """
+    try:
+        previous = json.loads(latest.read_text())
+    except (OSError, json.JSONDecodeError):
+        return fresh
+    old_meta = previous.get("meta", {})
+    by_name: dict[str, dict[str, Any]] = {}
+    for result in previous.get("results", []):
+        result.setdefault(
+            "measured", {"date": old_meta.get("date", "?"), "commit": old_meta.get("commit", "?")}
+        )
+        by_name[result["name"]] = result
+    by_name.update({result["name"]: result for result in fresh})
+    return [by_name[name] for name in sorted(by_name)]
 
 
 def main() -> int:
@@ -136,6 +160,10 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
     }
+    for result in results:
+        result["measured"] = {"date": meta["date"], "commit": meta["commit"]}
+    if args.names:
+        results = merged(results, RESULTS / "latest.json")
     (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     (RESULTS / "latest.md").write_text(markdown(results, meta))
     print(f"results: {RESULTS / 'latest.json'}\n         {RESULTS / 'latest.md'}")

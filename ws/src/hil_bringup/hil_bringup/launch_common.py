@@ -24,7 +24,9 @@ ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
     "robots": ("1", "Number of simulated robots (the HIL chain drives robot 0).", None),
     "rtf": (
         "1.0",
-        "Real-time factor of the simulation; 0 runs as fast as possible (use use_sim_time).",
+        "Real-time factor of the simulation; 0 runs the simulator as fast as it can (set "
+        "use_sim_time) while the other processes keep the wall clock: for repeatable "
+        "as-fast-as-possible runs use hil_sim_runner --rtf 0, which steps all in lockstep.",
         None,
     ),
     "use_sim_time": (
