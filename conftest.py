@@ -1,8 +1,9 @@
 """Fixtures shared by every test in the repository.
 
-* ``ros_domain`` (session, autouse): a private ``ROS_DOMAIN_ID`` claimed with a lock
-  file, so parallel test runs on one machine never hear each other, and
-  localhost-only discovery, set before any test can start rclpy.
+* A private ``ROS_DOMAIN_ID`` claimed with a lock file when pytest starts (so parallel
+  test runs on one machine never hear each other), and localhost-only discovery, set
+  before anything is collected: launch_testing's items, which get no fixtures, and the
+  processes they launch are in it too. ``ros_domain`` (session fixture) gives its id.
 * ``spawn``: starts helper processes in their own process group and kills the whole
   group at teardown.
 * At the end of the session any process the tests left behind is reported, killed,
@@ -48,22 +49,36 @@ def _claim_domain() -> tuple[int, IO[str]]:
     raise RuntimeError(f"no free ROS_DOMAIN_ID in {DOMAIN_RANGE} (locks in {LOCK_DIR})")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def ros_domain() -> Iterator[int]:
-    """Private ROS_DOMAIN_ID and localhost discovery for this test session."""
+_DOMAIN = pytest.StashKey[tuple[int, IO[str], dict[str, str | None]]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Claim this session's private ROS_DOMAIN_ID before anything is collected."""
     domain, lock = _claim_domain()
     saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
     os.environ["ROS_DOMAIN_ID"] = str(domain)
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    try:
-        yield domain
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        lock.close()
+    config.stash[_DOMAIN] = (domain, lock, saved)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Give the domain back and restore the environment."""
+    claimed = config.stash.get(_DOMAIN, None)
+    if claimed is None:
+        return
+    _, lock, saved = claimed
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    lock.close()
+
+
+@pytest.fixture(scope="session")
+def ros_domain(pytestconfig: pytest.Config) -> int:
+    """This session's private ROS_DOMAIN_ID."""
+    return pytestconfig.stash[_DOMAIN][0]
 
 
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:
