@@ -24,9 +24,10 @@ from hil_bridge.core.line_protocol import (
     TelemetrySchema,
 )
 from hil_bridge.core.signal_protocol import Frame, FrameDecoder, FrameEncoder, SignalLayout
-from hil_bridge.core.vectors import load_vectors
 from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
 from hil_sim.errors import HilSimError
+from support import mcu_vectors
+from support.mcu_vectors import replies
 
 SRC = Path(__file__).resolve().parents[2]
 BRIDGE = SRC / "hil_bridge"
@@ -34,8 +35,6 @@ CONFIG = BRIDGE / "config"
 LIBRARY = load_device_library([CONFIG / "devices"])
 LAYOUT = SignalLayout(load_device_set(CONFIG / "demo_robot_devices.yaml", LIBRARY))
 SCHEMA = TelemetrySchema.from_yaml(CONFIG / "telemetry.yaml")
-# From the source tree: the installed share folder has it only after a rebuild.
-VECTORS = load_vectors("mcu_behaviour", directory=BRIDGE / "vectors")
 DEFAULT = McuConfig(layout=LAYOUT, schema=SCHEMA)
 
 SENSORS = {
@@ -65,10 +64,6 @@ def send(mcu: VirtualMcu, *texts: str, now: float = 0.0) -> list[str]:
     return lines(mcu.take_command_output())
 
 
-def replies(output: list[str]) -> list[str]:
-    return [line for line in output if not line.startswith("TL")]
-
-
 def telemetry(output: list[str], list_id: str) -> list[str]:
     return [line for line in output if line.startswith(list_id)]
 
@@ -95,28 +90,31 @@ def half_up(value: float) -> int:
 
 
 def test_every_vector_case_has_exactly_one_kind_of_expectation() -> None:
-    assert len(VECTORS["cases"]) >= 10
-    for case in VECTORS["cases"]:
+    assert len(mcu_vectors.CASES) >= 10
+    for case in mcu_vectors.CASES:
         assert ("expect" in case) != ("expect_prefix" in case), case["name"]
         assert set(case) <= {"name", "send", "expect", "expect_prefix", "telemetry"}, case["name"]
 
 
-@pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda c: c["name"])
+class VirtualUnderTest:
+    """The virtual MCU behind the shared vector runner's interface."""
+
+    def __init__(self) -> None:
+        self.mcu = make()
+        self.now = 0.0
+
+    def exchange(self, texts: list[str]) -> list[str]:
+        return send(self.mcu, *texts, now=self.now)
+
+    def after_telemetry_period(self) -> list[str]:
+        self.now += DEFAULT.telemetry_period
+        self.mcu.tick(self.now)
+        return lines(self.mcu.take_command_output())
+
+
+@pytest.mark.parametrize("case", mcu_vectors.CASES, ids=lambda c: c["name"])
 def test_behaviour_vector(case: dict[str, Any]) -> None:
-    mcu = make()
-    assert send(mcu, "HBB,0") == ["HBB,0"]  # the harness's heartbeat, not part of the case
-    output = send(mcu, *case["send"])
-    got = replies(output)
-    if "expect" in case:
-        assert got == case["expect"]
-    else:
-        assert len(got) == len(case["expect_prefix"]), got
-        for line, prefix in zip(got, case["expect_prefix"], strict=True):
-            assert line.startswith(prefix), (line, prefix)
-    mcu.tick(DEFAULT.telemetry_period)
-    sent = lines(mcu.take_command_output())
-    for expected in case.get("telemetry", []):
-        assert telemetry(sent, expected[:3]) == [expected]
+    mcu_vectors.check_case(VirtualUnderTest(), case)
 
 
 # -- DRV -> pins -------------------------------------------------------------------

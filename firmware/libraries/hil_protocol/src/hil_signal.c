@@ -1,0 +1,174 @@
+#include "hil_signal.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "hil_crc.h"
+
+#define RAW_SPAN ((int32_t)65535)
+
+/* Signed 32-bit arithmetic that wraps as an AVR's does, without C's undefined overflow. */
+static int32_t wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+static int32_t wrap_mul(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+
+int32_t hil_arduino_map(int32_t x, int32_t in_min, int32_t in_max, int32_t out_min, int32_t out_max) {
+    int32_t numerator = wrap_mul(wrap_sub(x, in_min), wrap_sub(out_max, out_min));
+    int32_t denominator = wrap_sub(in_max, in_min);
+    int32_t quotient = (numerator == INT32_MIN && denominator == -1) ? INT32_MIN : numerator / denominator;
+    return wrap_add(quotient, out_min);
+}
+
+int32_t hil_rounding_map(int32_t x, int32_t in_min, int32_t in_max, int32_t out_min, int32_t out_max) {
+    int32_t span_in = in_max - in_min;
+    return out_min + ((x - in_min) * (out_max - out_min) + span_in / 2) / span_in;
+}
+
+int16_t hil_int_to_raw(int32_t value, int32_t min, int32_t max, uint8_t checked) {
+    if (value < min) {
+        value = min;
+    } else if (value > max) {
+        value = max;
+    }
+    return (int16_t)(checked ? hil_rounding_map(value, min, max, HIL_RAW_MIN, HIL_RAW_MAX)
+                             : hil_arduino_map(value, min, max, HIL_RAW_MIN, HIL_RAW_MAX));
+}
+
+int32_t hil_raw_to_int(int16_t raw, int32_t min, int32_t max, uint8_t checked) {
+    /* (raw + 32768) * span is never negative and, the span being at most 32767, never
+     * leaves 32-bit range: truncating and flooring division agree. */
+    int32_t offset = (int32_t)raw - HIL_RAW_MIN;
+    int32_t span = max - min;
+    if (checked) {
+        return min + (offset * span + RAW_SPAN / 2) / RAW_SPAN;
+    }
+    return min + offset * span / RAW_SPAN;
+}
+
+int16_t hil_float_to_raw(double value, double min, double max, uint8_t checked) {
+    double scaled;
+    int32_t code;
+    if (!(value >= min)) { /* also NaN */
+        value = min;
+    } else if (value > max) {
+        value = max;
+    }
+    scaled = (value - min) * (double)RAW_SPAN / (max - min);
+    code = checked ? (int32_t)floor(scaled + 0.5) : (int32_t)scaled;
+    code += HIL_RAW_MIN;
+    if (code < HIL_RAW_MIN) {
+        code = HIL_RAW_MIN;
+    } else if (code > HIL_RAW_MAX) {
+        code = HIL_RAW_MAX;
+    }
+    return (int16_t)code;
+}
+
+double hil_raw_to_float(int16_t raw, double min, double max) {
+    return min + (double)((int32_t)raw - HIL_RAW_MIN) * (max - min) / (double)RAW_SPAN;
+}
+
+void hil_frame_encoder_init(hil_frame_encoder *encoder, uint8_t checked) {
+    encoder->checked = checked;
+    encoder->seq = 0;
+}
+
+uint8_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint8_t n,
+                         uint8_t *out) {
+    uint8_t length = 0, i;
+    uint16_t crc;
+    out[length++] = HIL_SIGNAL_START;
+    if (encoder->checked) {
+        out[length++] = encoder->seq++;
+    }
+    for (i = 0; i < n; i++) {
+        out[length++] = ids[i];
+        out[length++] = (uint8_t)((uint16_t)raw[i] >> 8);
+        out[length++] = (uint8_t)((uint16_t)raw[i] & 0xFF);
+    }
+    if (encoder->checked) {
+        crc = hil_crc16(out + 1, (size_t)(length - 1));
+        out[length++] = (uint8_t)(crc >> 8);
+        out[length++] = (uint8_t)(crc & 0xFF);
+    }
+    return length;
+}
+
+void hil_frame_decoder_init(hil_frame_decoder *decoder, const uint8_t *ids, uint8_t count, uint8_t checked,
+                            uint8_t *buffer) {
+    memset(decoder, 0, sizeof(*decoder));
+    decoder->ids = ids;
+    decoder->count = count;
+    decoder->checked = checked;
+    decoder->size = (uint8_t)HIL_FRAME_SIZE(count, checked);
+    decoder->buffer = buffer;
+}
+
+void hil_frame_decoder_reset(hil_frame_decoder *decoder) {
+    decoder->length = 0;
+    decoder->have_seq = 0;
+}
+
+/* The candidate at the buffer's start is not a frame: look for the next start byte
+ * after it; what lies before that is skipped. */
+static void resync(hil_frame_decoder *d) {
+    uint8_t i;
+    for (i = 1; i < d->length; i++) {
+        if (d->buffer[i] == HIL_SIGNAL_START) {
+            break;
+        }
+    }
+    d->skipped_bytes += (uint32_t)(i - 1);
+    memmove(d->buffer, d->buffer + i, (size_t)(d->length - i));
+    d->length = (uint8_t)(d->length - i);
+}
+
+uint8_t hil_frame_feed(hil_frame_decoder *d, uint8_t byte, int16_t *raw) {
+    uint8_t *frame = d->buffer;
+    uint8_t offset = d->checked ? 2 : 1;
+    uint8_t i;
+    if (d->length == 0) {
+        if (byte != HIL_SIGNAL_START) {
+            d->skipped_bytes++;
+            return 0;
+        }
+    }
+    frame[d->length++] = byte;
+    if (d->length < d->size) {
+        return 0;
+    }
+    for (i = 0; i < d->count; i++) {
+        if (frame[offset + 3 * i] != d->ids[i]) {
+            d->bad_ids++;
+            resync(d);
+            return 0;
+        }
+    }
+    if (d->checked) {
+        uint16_t crc = (uint16_t)((uint16_t)frame[d->size - 2] << 8 | frame[d->size - 1]);
+        uint8_t seq = frame[1], gap;
+        if (hil_crc16(frame + 1, (size_t)(d->size - 3)) != crc) {
+            d->bad_crc++;
+            resync(d);
+            return 0;
+        }
+        if (d->have_seq) {
+            gap = (uint8_t)(seq - d->expected_seq);
+            if (gap >= 0x80) {
+                d->duplicates++;
+                d->length = 0;
+                return 0;
+            }
+            d->lost = (uint16_t)(d->lost + gap);
+        }
+        d->have_seq = 1;
+        d->expected_seq = (uint8_t)(seq + 1);
+        d->seq = seq;
+    }
+    for (i = 0; i < d->count; i++) {
+        raw[i] = (int16_t)(uint16_t)((uint16_t)frame[offset + 3 * i + 1] << 8 | frame[offset + 3 * i + 2]);
+    }
+    d->length = 0;
+    d->frames++;
+    return 1;
+}

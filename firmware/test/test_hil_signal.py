@@ -1,0 +1,152 @@
+"""The firmware signal codec (hil_signal.c, host build) against the shared vectors and the Python codec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from hil_bridge.core.crc import crc16
+from hil_bridge.core.devices import Direction, PinMode, SignalSpec, SignalType
+from hil_bridge.core.signal_protocol import (
+    FrameDecoder,
+    FrameEncoder,
+    SignalSlot,
+    arduino_map,
+    rounding_map,
+)
+from hil_bridge.core.vectors import load_vectors
+from support.firmware_host import HostFrames, library
+from support.mcu_vectors import SOURCE_VECTORS
+
+VECTORS = load_vectors("signal_protocol", directory=SOURCE_VECTORS)
+INT32 = st.integers(-(2**31), 2**31 - 1)
+
+
+def slot(index: int, kind: SignalType, low: float, high: float) -> SignalSlot:
+    spec = SignalSpec(f"s{index}", Direction.OUTPUT, kind, low, high, PinMode.ANALOG, low)
+    return SignalSlot(index, "device", spec)
+
+
+@pytest.mark.parametrize("mode", ["plain", "checked"])
+def test_mapping_vectors(mode: str) -> None:
+    lib = library()
+    checked = mode == "checked"
+    for vector in VECTORS[mode]:
+        raw = lib.hil_int_to_raw(vector["x"], vector["min"], vector["max"], checked)
+        assert raw == vector["raw"], vector
+        assert lib.hil_raw_to_int(raw, vector["min"], vector["max"], checked) == vector["back"], vector
+
+
+def test_crc_is_ccitt_false() -> None:
+    data = b"123456789"
+    buffer = (library().hil_crc16.argtypes[0]._type_ * len(data)).from_buffer_copy(data)  # type: ignore[attr-defined]
+    assert library().hil_crc16(buffer, len(data)) == 0x29B1 == crc16(data)
+
+
+@settings(max_examples=500, deadline=None)
+@given(INT32, INT32, INT32, INT32, INT32)
+def test_arduino_map_is_the_python_model_bit_for_bit(x: int, a: int, b: int, c: int, d: int) -> None:
+    assume(((b - a + 2**31) % 2**32 - 2**31) != 0)
+    assert library().hil_arduino_map(x, a, b, c, d) == arduino_map(x, a, b, c, d)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(-32768, 32767), st.integers(1, 32767), st.data())
+def test_integer_codes_round_trip_as_in_python(low: int, span: int, data: st.DataObject) -> None:
+    high = min(low + span, 32767)
+    assume(high > low)
+    x = data.draw(st.integers(low - 10, high + 10))
+    lib = library()
+    spec = slot(0, SignalType.INTEGER, low, high)
+    for checked in (False, True):
+        raw = lib.hil_int_to_raw(x, low, high, checked)
+        assert raw == spec.to_raw(min(max(x, low), high), checked=checked)
+        assert lib.hil_raw_to_int(raw, low, high, checked) == spec.from_raw(raw, checked=checked)
+    assert lib.hil_rounding_map(min(max(x, low), high), low, high, -32768, 32767) == rounding_map(
+        min(max(x, low), high), low, high, -32768, 32767
+    )
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.floats(-1000, 1000, allow_nan=False),
+    st.floats(0.001, 5000, allow_nan=False),
+    st.floats(-2000, 7000, allow_nan=False),
+)
+def test_float_codes_are_the_python_codes_in_double_precision(low: float, span: float, x: float) -> None:
+    high = low + span
+    lib = library()
+    spec = slot(0, SignalType.FLOAT, low, high)
+    clamped = min(max(x, low), high)
+    for checked in (False, True):
+        raw = lib.hil_float_to_raw(x, low, high, checked)
+        assert raw == spec.to_raw(clamped, checked=checked)
+        assert lib.hil_raw_to_float(raw, low, high) == spec.from_raw(raw, checked=checked)
+
+
+def test_nan_float_is_sent_as_min() -> None:
+    assert library().hil_float_to_raw(float("nan"), 0.0, 5.0, False) == -32768
+
+
+# --- frames ---------------------------------------------------------------------------------
+
+SLOTS = [slot(i, SignalType.INTEGER, 0, 1023) for i in (3, 4, 7)]
+IDS = [s.id for s in SLOTS]
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_frames_are_the_python_encoders_bytes(checked: bool) -> None:
+    python, c = FrameEncoder(SLOTS, checked=checked), HostFrames(IDS, checked=checked)
+    for codes in ([-32768, 0, 32767], [1, -1, 255], [256, -256, 12345]):
+        assert c.encode(codes) == python.encode_raw(codes)
+
+
+def frame_stream(checked: bool, plan: list[tuple[list[int], int, bytes]]) -> bytes:
+    encoder = FrameEncoder(SLOTS, checked=checked)
+    data = b""
+    for codes, fault, noise in plan:
+        frame = encoder.encode_raw(codes)
+        if fault == 1:
+            frame = frame[: len(frame) // 2]  # cut short
+        elif fault == 2:
+            frame = frame[:4] + bytes([frame[4] ^ 0x10]) + frame[5:]  # a flipped bit
+        elif fault == 3:
+            frame = b""  # lost
+        elif fault == 4:
+            frame = frame * 2  # repeated
+        data += noise + frame
+    return data
+
+
+CODES = st.lists(st.integers(-32768, 32767), min_size=3, max_size=3)
+PLAN = st.lists(st.tuples(CODES, st.integers(0, 4), st.binary(max_size=4)), max_size=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.booleans(), PLAN)
+def test_decoder_matches_the_python_decoder_on_faulty_streams(checked: bool, plan: Any) -> None:
+    data = frame_stream(checked, plan)
+    python, c = FrameDecoder(SLOTS, checked=checked), HostFrames(IDS, checked=checked)
+    middle = len(data) // 3
+    expected = [f.raw for f in python.feed(data[:middle]) + python.feed(data[middle:])]
+    assert c.feed(data) == expected
+    stats = python.stats
+    assert c.stats() == {
+        "frames": stats.frames,
+        "bad_ids": stats.bad_ids,
+        "bad_crc": stats.bad_crc,
+        "duplicates": stats.duplicates,
+        "lost": stats.lost,
+        "skipped_bytes": stats.skipped_bytes,
+    }
+
+
+def test_decoder_resyncs_after_a_lost_byte() -> None:
+    encoder = FrameEncoder(SLOTS)
+    first, second = encoder.encode_raw([1, 2, 3]), encoder.encode_raw([4, 5, 6])
+    c = HostFrames(IDS)
+    assert c.feed(first[:5] + first[6:] + second) == [(4, 5, 6)]
+    assert c.stats()["bad_ids"] >= 1
