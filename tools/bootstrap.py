@@ -52,6 +52,14 @@ SYSTEM_NEEDS: dict[str, str] = {
     "cmake": "cmake",
     "g++": "g++",
     "make": "make",
+    # the firmware: AVR toolchain (robot_mcu and the generated bridge-board sketches)
+    "avr-gcc": "gcc-avr",
+    "avr-objcopy": "binutils-avr",
+}
+#: Debian packages that install no command, by a file they install.
+SYSTEM_FILES: dict[str, str] = {
+    "/usr/lib/avr/include/avr/io.h": "avr-libc",
+    "/usr/share/arduino/hardware/arduino/avr/cores/arduino/Arduino.h": "arduino-core-avr",
 }
 
 #: colcon run by the venv's interpreter, so ament_python packages get its shebang even
@@ -221,8 +229,11 @@ def base_env() -> dict[str, str]:
 
 
 def step_system(step: Step) -> None:
-    """Check the compilers, CMake and Python headers; apt-get what is missing."""
-    missing = sorted({pkg for cmd, pkg in SYSTEM_NEEDS.items() if shutil.which(cmd) is None})
+    """Check compilers (host, AVR), the Arduino core, CMake and Python headers; apt-get what is missing."""
+    missing = sorted(
+        {pkg for cmd, pkg in SYSTEM_NEEDS.items() if shutil.which(cmd) is None}
+        | {pkg for path, pkg in SYSTEM_FILES.items() if not Path(path).is_file()}
+    )
     include = Path(sysconfig.get_paths()["include"])
     if not (include / "Python.h").is_file():
         missing.append(f"python{sys.version_info.major}.{sys.version_info.minor}-dev")
@@ -506,7 +517,7 @@ def step_workspace(step: Step) -> None:
 
 
 STEPS: list[tuple[str, Callable[[Step], None]]] = [
-    ("system packages (compilers, CMake, Python headers)", step_system),
+    ("system packages (compilers, AVR toolchain and Arduino core, CMake, Python headers)", step_system),
     ("Python virtual environment", step_venv),
     ("Python packages (requirements.txt)", step_python_packages),
     ("CMake exports of the ROS 2 wheels", step_cmake_exports),
