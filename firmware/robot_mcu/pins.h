@@ -55,7 +55,7 @@
 /* Command link. HIL_CHECKED 1 builds the checked line protocol (the control loop's
  * `checked` parameter must match). */
 #ifndef HIL_BAUD
-#define HIL_BAUD 115200
+#define HIL_BAUD 38400 /* robot_control's default `baud` */
 #endif
 #ifndef HIL_CHECKED
 #define HIL_CHECKED 0

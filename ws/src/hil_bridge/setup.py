@@ -13,6 +13,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/config/devices", glob("config/devices/*.json")),
+        (f"share/{PACKAGE}/config/handlers", glob("config/handlers/*.tmpl")),
         (f"share/{PACKAGE}/vectors", glob("vectors/*.yaml")),
     ],
     install_requires=["setuptools"],
@@ -26,6 +27,7 @@ setup(
             "signal_bridge = hil_bridge.signal_bridge_node:main",
             "hil_link_proxy = hil_bridge.link_proxy:main",
             "hil_platform_emulator = hil_bridge.platform_emulator:main",
+            "hil_sketch = hil_bridge.sketch_tool:main",
         ],
     },
 )

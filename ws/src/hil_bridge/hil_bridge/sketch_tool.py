@@ -1,0 +1,134 @@
+"""``hil_sketch``: wire, generate and build the bridge-board sketch of a signal link.
+
+    hil_sketch autowire robot_devices.yaml -o wiring.yaml        # pins for every signal
+    hil_sketch generate robot_devices.yaml --wiring wiring.yaml -o firmware/bridge_board
+    hil_sketch build firmware/bridge_board --libraries firmware/libraries
+
+``generate`` without ``--wiring`` autowires and writes ``wiring.yaml`` beside the
+sketch. Device configs come from hil_bridge's library (``config/devices``) plus any
+``--devices`` folder; handler templates from ``config/handlers`` plus ``--handlers``.
+Exit status: 0 done, 2 a bad input (the message names the file and key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hil_bridge.core.avr_build import BOARDS, build_sketch
+from hil_bridge.core.devices import DeviceInstance, load_device_library, load_device_set
+from hil_bridge.core.paths import share_dir
+from hil_bridge.core.sketch_gen import (
+    HandlerTemplate,
+    generate_sketch,
+    handler_dirs,
+    load_templates,
+    needs_of,
+    write_sketch,
+)
+from hil_bridge.core.wiring import autowire, check_wiring, describe, load_wiring
+from hil_bridge.errors import HilBridgeError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hil_sketch", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("autowire", "assign pins to every signal"),
+        ("generate", "write the bridge-board sketch"),
+    ):
+        command = sub.add_parser(name, help=text)
+        command.add_argument("device_set", type=Path, help="device set YAML of the link")
+        command.add_argument("--wiring", type=Path, help="wiring YAML (autowire: pins to keep)")
+        command.add_argument("--devices", type=Path, action="append", default=[], help="more device configs")
+        command.add_argument(
+            "--handlers", type=Path, action="append", default=[], help="more handler templates"
+        )
+        command.add_argument("--board", choices=sorted(BOARDS), default="nano", help="the bridge board")
+        command.add_argument(
+            "-o", "--output", type=Path, help="wiring file (autowire) or sketch folder (generate)"
+        )
+    generate = sub.choices["generate"]
+    generate.add_argument("--checked", action="store_true", help="checked frames (sequence + CRC)")
+    generate.add_argument("--baud", type=int, default=115200, help="serial speed (the signal bridge's baud)")
+    build = sub.add_parser("build", help="compile a sketch for the ATmega328P with avr-gcc")
+    build.add_argument("sketch", type=Path, help="sketch folder")
+    build.add_argument("--libraries", type=Path, action="append", default=[], help="library folders")
+    build.add_argument("--board", choices=sorted(BOARDS), default="nano")
+    build.add_argument("-D", dest="defines", action="append", default=[], help="NAME=VALUE macro")
+    build.add_argument("--out", type=Path, help="build folder (default: <sketch>/build)")
+    return parser
+
+
+def _link(args: argparse.Namespace) -> tuple[list[DeviceInstance], dict[str, HandlerTemplate]]:
+    library = load_device_library([share_dir("hil_bridge") / "config" / "devices", *args.devices])
+    devices = load_device_set(args.device_set, library)
+    templates = load_templates([*handler_dirs(), *args.handlers])
+    return devices, templates
+
+
+def run(argv: list[str] | None = None) -> int:
+    """The command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "build":
+        defines = dict(d.split("=", 1) if "=" in d else (d, "1") for d in args.defines)
+        result = build_sketch(
+            args.sketch,
+            args.out or args.sketch / "build",
+            libraries=args.libraries,
+            defines=defines,
+            board=args.board,
+            progress=print,
+        )
+        result.size.check()
+        print(f"hex: {result.hex}")
+        return 0
+    devices, templates = _link(args)
+    needs = needs_of(devices, templates)
+    if args.command == "autowire":
+        fixed = load_wiring(args.wiring).pins if args.wiring else None
+        wiring = autowire(needs, fixed=fixed, board=args.board)
+        text = wiring.to_yaml(header=f"bridge-board wiring of {args.device_set.name} (hil_sketch autowire)")
+        if args.output:
+            args.output.write_text(text)
+            print(f"wiring: {args.output}")
+        else:
+            print(text, end="")
+        return 0
+    if args.wiring:
+        wiring = load_wiring(args.wiring)
+        check_wiring(needs, wiring)
+    else:
+        wiring = autowire(needs, board=args.board)
+    folder = args.output or Path(args.device_set.stem.replace("-", "_") + "_bridge")
+    text = generate_sketch(
+        devices,
+        wiring,
+        templates,
+        name=folder.name,
+        checked=args.checked,
+        baud=args.baud,
+        source=f" from {args.device_set.name}",
+    )
+    path = write_sketch(folder, text)
+    if not args.wiring:
+        (folder / "wiring.yaml").write_text(wiring.to_yaml(header="autowired by hil_sketch generate"))
+    print("\n".join(describe(needs, wiring)))
+    print(f"sketch: {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: errors in the inputs exit 2 with the message."""
+    try:
+        return run(argv)
+    except HilBridgeError as exc:
+        print(f"hil_sketch: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
