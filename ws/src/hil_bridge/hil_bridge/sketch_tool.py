@@ -56,7 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--baud", type=int, default=115200, help="serial speed (the signal bridge's baud)")
     build = sub.add_parser("build", help="compile a sketch for the ATmega328P with avr-gcc")
     build.add_argument("sketch", type=Path, help="sketch folder")
-    build.add_argument("--libraries", type=Path, action="append", default=[], help="library folders")
+    build.add_argument(
+        "--libraries",
+        type=Path,
+        action="append",
+        default=[],
+        help="library folders (default: the sketchbook's, <sketch>/../libraries)",
+    )
     build.add_argument("--board", choices=sorted(BOARDS), default="nano")
     build.add_argument("-D", dest="defines", action="append", default=[], help="NAME=VALUE macro")
     build.add_argument("--out", type=Path, help="build folder (default: <sketch>/build)")
@@ -75,10 +81,12 @@ def run(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "build":
         defines = dict(d.split("=", 1) if "=" in d else (d, "1") for d in args.defines)
+        # Like the IDE: a sketch in a sketchbook finds the sketchbook's libraries.
+        libraries = args.libraries or [p for p in [args.sketch.resolve().parent / "libraries"] if p.is_dir()]
         result = build_sketch(
             args.sketch,
             args.out or args.sketch / "build",
-            libraries=args.libraries,
+            libraries=libraries,
             defines=defines,
             board=args.board,
             progress=print,
