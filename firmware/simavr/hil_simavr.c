@@ -259,18 +259,19 @@ static int pwm_pin(signal_t *s) {
     return 0;
 }
 
-/* The pin's level: the comparator's waveform while its COM bits connect it, else PORT. */
+static uint8_t pwm_connected(const signal_t *s) { return (h.avr->data[s->com_reg] >> s->com_shift) & 3; }
+
+/* The pin's level: the comparator's waveform while its COM bits connect it, else PORT.
+ * Only valid outside simavr's notifications: an IRQ's value changes after its hooks ran. */
 static uint8_t pwm_level(signal_t *s) {
-    if ((h.avr->data[s->com_reg] >> s->com_shift) & 3) {
-        avr_irq_t *comp = avr_io_getirq(h.avr, AVR_IOCTL_TIMER_GETIRQ(s->timer), TIMER_IRQ_OUT_COMP + s->comp);
-        return comp->value & 1;
+    if (pwm_connected(s)) {
+        return avr_io_getirq(h.avr, AVR_IOCTL_TIMER_GETIRQ(s->timer), TIMER_IRQ_OUT_COMP + s->comp)->value & 1;
     }
     return pin_level(s->pin);
 }
 
-static void pwm_update(signal_t *s) {
+static void pwm_edge(signal_t *s, uint8_t level) {
     pwm_meter *m = &s->meter;
-    uint8_t level = pwm_level(s);
     uint64_t now = h.avr->cycle;
     if (level == m->level) {
         return;
@@ -289,17 +290,30 @@ static void pwm_update(signal_t *s) {
     }
 }
 
-static void on_pwm_change(avr_irq_t *irq, uint32_t value, void *param) {
+/* The comparator's output changed (the new level is the argument, not yet its value). */
+static void on_pwm_comp(avr_irq_t *irq, uint32_t value, void *param) {
+    (void)irq;
+    signal_t *s = (signal_t *)param;
+    if (pwm_connected(s)) {
+        pwm_edge(s, value & 1);
+    }
+}
+
+/* A port write: the level while the comparator is disconnected (analogWrite 0 or 255). */
+static void on_pwm_pin(avr_irq_t *irq, uint32_t value, void *param) {
     (void)irq;
     (void)value;
-    pwm_update((signal_t *)param);
+    signal_t *s = (signal_t *)param;
+    if (!pwm_connected(s)) {
+        pwm_edge(s, pin_level(s->pin));
+    }
 }
 
 /* Duty of the last whole period; the level itself once the pin has stopped toggling
  * for two periods (analogWrite 0 and 255 are plain digital writes). */
 static double pwm_duty(signal_t *s) {
     pwm_meter *m = &s->meter;
-    pwm_update(s);
+    pwm_edge(s, pwm_level(s));
     if (m->duty < 0 || m->period == 0 || h.avr->cycle - m->last_edge > 2 * m->period + 16) {
         return m->level;
     }
@@ -646,8 +660,8 @@ static void couple(void) {
         signal_t *s = &h.signals[i];
         if (s->kind == K_PWM) {
             avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_TIMER_GETIRQ(s->timer), TIMER_IRQ_OUT_COMP + s->comp),
-                                    on_pwm_change, s);
-            avr_irq_register_notify(pin_irq(s->pin), on_pwm_change, s);
+                                    on_pwm_comp, s);
+            avr_irq_register_notify(pin_irq(s->pin), on_pwm_pin, s);
         } else if (s->kind == K_ECHO) {
             avr_irq_register_notify(pin_irq(s->pin), on_trigger, s);
             drive_pin(s->pin2, 0);

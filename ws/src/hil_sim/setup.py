@@ -24,6 +24,7 @@ setup(
         "console_scripts": [
             "sim = hil_sim.sim_node:main",
             "virtual_mcu = hil_sim.virtual_mcu_node:main",
+            "simavr_mcu = hil_sim.simavr_mcu_node:main",
         ],
     },
 )

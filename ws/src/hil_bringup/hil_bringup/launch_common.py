@@ -53,17 +53,23 @@ ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
     ),
     "mcu": (
         "virtual",
-        "The MCU under test: virtual (Python), or serial (a real board on command_port).",
-        ["virtual", "serial"],
+        "The MCU under test: virtual (Python), simavr (the compiled robot_mcu firmware in the"
+        " AVR emulator), or serial (a real board on command_port).",
+        ["virtual", "simavr", "serial"],
+    ),
+    "firmware": (
+        "",
+        "mcu:=simavr: the firmware ELF to run; empty: robot_mcu built (cached) for this run.",
+        None,
     ),
     "command_port": (
         "",
-        "Serial device of the MCU's command link (mcu:=serial); empty: the virtual MCU's pty.",
+        "Serial device of the MCU's command link (mcu:=serial); empty: the simulated MCU's pty.",
         None,
     ),
     "signal_port": (
         "",
-        "Serial device of the bridge board's signal link; empty: the virtual MCU's pty.",
+        "Serial device of the bridge board's signal link; empty: the simulated MCU's pty.",
         None,
     ),
     "seed": ("0", "Seed of the sensor noise (identical runs for identical seeds).", None),
@@ -121,6 +127,7 @@ def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any
         command_port=value("command_port"),
         signal_port=value("signal_port"),
         record=value("record"),
+        firmware=value("firmware"),
     )
     nodes, processes = describe(options)
     actions: list[Any] = [

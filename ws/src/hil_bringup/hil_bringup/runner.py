@@ -6,8 +6,9 @@ Two ways to run it:
   control loop and the bridge keep their deadline threads), and one executor thread
   serves the ROS callbacks;
 * lockstep (``rtf`` = 0): no node thread runs; one driver steps them in simulated
-  time, in a fixed order, every signal period: ROS callbacks that are ready, virtual
-  MCU, signal bridge, physics, control loop frames that are due. The links are still
+  time, in a fixed order, every signal period: ROS callbacks that are ready, simulated
+  MCU (virtual, or the firmware in simavr advanced by the period's cycles), signal
+  bridge, physics, control loop frames that are due. The links are still
   the real ptys (a byte written is readable at once). A run is then the same for the
   same seed and inputs, and as fast as the machine allows.
 
@@ -37,10 +38,11 @@ from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.signal_bridge_node import SignalBridgeNode
-from hil_bringup.core.graph import GraphOptions, NodeSpec, describe
+from hil_bringup.core.graph import MCU_NODES, GraphOptions, NodeSpec, describe
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
 from hil_sim.sim_node import SimNode
+from hil_sim.simavr_mcu_node import SimavrMcuNode
 from hil_sim.virtual_mcu_node import VirtualMcuNode
 from robot_control.control_loop_node import ControlLoopNode
 
@@ -87,7 +89,7 @@ class GraphRunner:
         self.nodes: dict[str, Node] = {}
         self.proxy: FaultProxy | None = None
         try:
-            for spec in specs:  # the virtual MCU first: it creates the ptys the others open
+            for spec in specs:  # the simulated MCU first: it creates the ptys the others open
                 self.nodes[spec.name] = _build(spec, self.context)
             if options.record:
                 recorder = RecorderNode(
@@ -140,9 +142,9 @@ class GraphRunner:
         return self.nodes["signal_bridge"]  # type: ignore[return-value]
 
     @property
-    def mcu(self) -> VirtualMcuNode | None:
-        """The virtual MCU node (None with a real MCU)."""
-        return self.nodes.get("virtual_mcu")  # type: ignore[return-value]
+    def mcu(self) -> VirtualMcuNode | SimavrMcuNode | None:
+        """The simulated MCU's node: virtual or firmware in simavr (None with a real MCU)."""
+        return self.nodes.get(MCU_NODES.get(self.options.mcu, ""))  # type: ignore[return-value]
 
     # --- running ------------------------------------------------------------------------------
 
@@ -226,21 +228,22 @@ class GraphRunner:
                 raise handler.exception()  # type: ignore[misc]
 
     def kill_mcu(self) -> None:
-        """Take the virtual MCU away, as if its USB cable were pulled (ptys hang up)."""
-        mcu = self.nodes.pop("virtual_mcu", None)
+        """Take the simulated MCU away, as if its USB cable were pulled (ptys hang up)."""
+        mcu = self.nodes.pop(MCU_NODES.get(self.options.mcu, ""), None)
         if mcu is None:
-            raise HilBringupError("no virtual MCU in this run")
+            raise HilBringupError("no simulated MCU in this run")
         mcu.stop()  # type: ignore[attr-defined]
         self.executor.remove_node(mcu)
         mcu.destroy_node()
 
     def restart_mcu(self) -> None:
-        """A new virtual MCU at the same ports (a reset MCU coming back)."""
-        if "virtual_mcu" in self.nodes:
-            raise HilBringupError("the virtual MCU is still running")
-        spec = next(s for s in describe(self.options)[0] if s.name == "virtual_mcu")
+        """A new simulated MCU at the same ports (a reset MCU coming back)."""
+        name = MCU_NODES.get(self.options.mcu, "")
+        if name in self.nodes:
+            raise HilBringupError("the simulated MCU is still running")
+        spec = next(s for s in describe(self.options)[0] if s.name == name)
         mcu = _build(spec, self.context)
-        self.nodes = {"virtual_mcu": mcu, **self.nodes}
+        self.nodes = {name: mcu, **self.nodes}
         self.executor.add_node(mcu)
         if self.lockstep:
             mcu.use_clock(lambda: self.sim.sim.time)  # type: ignore[attr-defined]

@@ -54,7 +54,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--behaviour", default="boards", choices=BEHAVIOURS, help="AUTO behaviour ('' = MANUAL)"
     )
-    parser.add_argument("--mcu", default="virtual", choices=("virtual",), help="the MCU under test")
+    parser.add_argument(
+        "--mcu",
+        default="virtual",
+        choices=("virtual", "simavr"),
+        help="the MCU under test: virtual (Python) or simavr (the compiled robot_mcu firmware in simavr)",
+    )
+    parser.add_argument(
+        "--firmware", default="", help="--mcu simavr: firmware ELF to run (default: robot_mcu, built and cached)"
+    )
     parser.add_argument("--record", default="", help="record a rosbag2 (MCAP) of the run to this path")
     parser.add_argument("--headless", action="store_true", help="no live status, progress lines only")
     parser.add_argument("--world", default="", help="world YAML (default: hil_sim's demo world)")
@@ -141,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         mcu=args.mcu,
         seed=args.seed,
         record=args.record,
+        firmware=args.firmware,
     )
     folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
     stop = threading.Event()

@@ -143,25 +143,28 @@ def test_boards_spins_left_in_place_when_nothing_is_in_range(distance: float) ->
 
 
 @pytest.mark.parametrize(("left", "right"), [(True, False), (False, True), (True, True)])
-def test_boards_backs_off_for_two_seconds_after_a_bumper_hit(left: bool, right: bool) -> None:
+def test_boards_backs_off_for_two_seconds_then_turns_away_for_one(left: bool, right: bool) -> None:
     boards = BoardsBehaviour()
     ahead = sensors(ultrasonic_cm=20.0)
     hit = sensors(ultrasonic_cm=5.0, bumper_left=left, bumper_right=right)
     assert boards.update(ahead, 9.0) == (0.4, 0.0)
     assert boards.update(hit, 10.0) == (-0.2, 0.0)
-    # The bumper opens again, the board is still ahead: keeps backing off for 2 s.
-    outputs = [(now, boards.update(ahead, now)) for now in times(10.0 + FRAME, 3.0)]
+    # The bumper opens again, the obstacle is still ahead: backs off for 2 s, turns
+    # left for 1 s (not straight back into a wall it hit), then charges what it sees.
+    outputs = [(now, boards.update(ahead, now)) for now in times(10.0 + FRAME, 4.0)]
     for now, twist in outputs:
-        assert twist == ((-0.2, 0.0) if now < 12.0 else (0.4, 0.0)), now
+        expected = (-0.2, 0.0) if now < 12.0 else (0.0, 1.5) if now < 13.0 else (0.4, 0.0)
+        assert twist == expected, now
 
 
-def test_boards_sequence_spin_charge_hit_back_off_spin() -> None:
+def test_boards_sequence_spin_charge_hit_back_off_turn_spin() -> None:
     boards = BoardsBehaviour()
     far, near = sensors(ultrasonic_cm=200.0), sensors(ultrasonic_cm=120.0)
     hit = sensors(ultrasonic_cm=3.0, bumper_left=True, bumper_right=True)
     seen = [far] * 30 + [near] * 30 + [hit] * 2 + [far] * 70
     got = [boards.update(report, k * FRAME) for k, report in enumerate(seen)]
-    # Frames at 30 Hz: the hit at frame 60 (t = 2 s) backs off until t = 4 s (frame 120).
+    # Frames at 30 Hz: the hit at frame 60 (t = 2 s) backs off until t = 4 s (frame 120),
+    # then turns (the same spin as the search) with nothing in range.
     assert got[:30] == [(0.0, 1.5)] * 30
     assert got[30:60] == [(0.4, 0.0)] * 30
     assert got[60:120] == [(-0.2, 0.0)] * 60

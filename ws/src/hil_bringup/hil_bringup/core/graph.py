@@ -10,8 +10,9 @@ Links in a simulated run (``mcu`` = ``virtual``): the virtual MCU serves the com
 link at ``command_port`` and the signal link at ``signal_port``; the signal bridge
 opens the signal link, the control loop the command link. With ``faults`` on, a link
 fault proxy sits in front of the command link and the loop opens its port instead.
-With ``mcu`` = ``serial`` (hardware.launch.py) there is no virtual MCU: the ports
-are real devices.
+With ``mcu`` = ``simavr`` the compiled robot firmware runs in simavr
+(``simavr_mcu``) on the same two ptys. With ``mcu`` = ``serial`` (hardware.launch.py)
+there is no simulated MCU: the ports are real devices.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from hil_bridge.core.param_spec import yaml_defaults
 from hil_bridge.core.paths import share_dir
 from hil_bringup.errors import HilBringupError
 
-MCU_KINDS = ("virtual", "serial")
+MCU_KINDS = ("virtual", "simavr", "serial")
+#: The node that plays the MCU, by kind (a real MCU has none).
+MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
 BEHAVIOURS = ("", "boards", "light")
 
 
@@ -47,6 +50,8 @@ class GraphOptions:
     command_baud: int = 38400
     signal_baud: int = 115200
     record: str = ""
+    #: mcu = simavr: the firmware ELF to run; empty: robot_mcu built for this run's options.
+    firmware: str = ""
 
     def __post_init__(self) -> None:
         if self.robots < 1:
@@ -62,7 +67,7 @@ class GraphOptions:
 
     @property
     def command_link(self) -> str:
-        """Where the MCU's command link is (the virtual MCU's pty, or the device)."""
+        """Where the MCU's command link is (the simulated MCU's pty, or the device)."""
         return self.command_port or str(Path(self.link_dir) / "mcu_command")
 
     @property
@@ -177,6 +182,21 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
                 command_port=options.command_link,
                 signal_port=options.signal_link,
                 checked=options.checked,
+            ),
+        )
+    elif options.mcu == "simavr":
+        nodes.insert(
+            0,
+            _spec(
+                "hil_sim",
+                "simavr_mcu",
+                "simavr_mcu",
+                "hil_sim.simavr_mcu_node:SimavrMcuNode",
+                ns,
+                command_port=options.command_link,
+                signal_port=options.signal_link,
+                checked=options.checked,
+                firmware=options.firmware,
             ),
         )
     # The simulator is the clock: it stamps with simulated time itself, and following its
