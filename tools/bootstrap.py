@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bootstrap the HIL workspace: system packages, Python venv, ROS 2, colcon build.
+"""Bootstrap the HIL workspace: system packages, Python venv, ROS 2, colcon build, simavr harness.
 
 Idempotent: every step first checks whether its result is already in place and only
 then does work, so a second run with nothing changed installs nothing and takes
@@ -55,11 +55,14 @@ SYSTEM_NEEDS: dict[str, str] = {
     # the firmware: AVR toolchain (robot_mcu and the generated bridge-board sketches)
     "avr-gcc": "gcc-avr",
     "avr-objcopy": "binutils-avr",
+    # firmware in the loop: the AVR emulator (its library builds firmware/simavr)
+    "simavr": "simavr",
 }
 #: Debian packages that install no command, by a file they install.
 SYSTEM_FILES: dict[str, str] = {
     "/usr/lib/avr/include/avr/io.h": "avr-libc",
     "/usr/share/arduino/hardware/arduino/avr/cores/arduino/Arduino.h": "arduino-core-avr",
+    "/usr/include/simavr/sim_avr.h": "libsimavr-dev",
 }
 
 #: colcon run by the venv's interpreter, so ament_python packages get its shebang even
@@ -516,13 +519,26 @@ def step_workspace(step: Step) -> None:
     step.done("built ws/ into ws/install", changed=True)
 
 
+def step_simavr_harness(step: Step) -> None:
+    """make in firmware/simavr: hil_simavr, the firmware-in-the-loop harness on libsimavr."""
+    folder = ROOT / "firmware" / "simavr"
+    binary = folder / "build" / "hil_simavr"
+    before = binary.stat().st_mtime_ns if binary.is_file() else None
+    result = subprocess.run(["make", "-s", "-C", str(folder)], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise BootstrapError(f"make -C {folder} failed:\n{result.stdout}{result.stderr}")
+    changed = before != binary.stat().st_mtime_ns
+    step.done(f"{binary.relative_to(ROOT)} {'built' if changed else 'up to date'}", changed=changed)
+
+
 STEPS: list[tuple[str, Callable[[Step], None]]] = [
-    ("system packages (compilers, AVR toolchain and Arduino core, CMake, Python headers)", step_system),
+    ("system packages (compilers, AVR toolchain and Arduino core, simavr, CMake, Python headers)", step_system),
     ("Python virtual environment", step_venv),
     ("Python packages (requirements.txt)", step_python_packages),
     ("CMake exports of the ROS 2 wheels", step_cmake_exports),
     ("tf2_msgs", step_tf2_overlay),
     ("colcon build of ws/", step_workspace),
+    ("firmware-in-the-loop harness (firmware/simavr)", step_simavr_harness),
 ]
 
 

@@ -50,6 +50,7 @@ def sensors(
     light: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0),
     bumper_left: bool = False,
     bumper_right: bool = False,
+    heading_deg: float = 90.0,
 ) -> Sensors:
     """Sensors as the behaviours get them: through a TL2 line and ``Sensors.from_telemetry``."""
     message = tl2(
@@ -62,7 +63,7 @@ def sensors(
             "light_3": light[3],
             "bumper_left": int(bumper_left),
             "bumper_right": int(bumper_right),
-            "heading_deg": 90,
+            "heading_deg": heading_deg,
         }
     )
     return Sensors.from_telemetry(dict(zip(message.names, message.values, strict=True)))
@@ -150,11 +151,47 @@ def test_boards_backs_off_for_two_seconds_then_turns_away_for_one(left: bool, ri
     assert boards.update(ahead, 9.0) == (0.4, 0.0)
     assert boards.update(hit, 10.0) == (-0.2, 0.0)
     # The bumper opens again, the obstacle is still ahead: backs off for 2 s, turns
-    # left for 1 s (not straight back into a wall it hit), then charges what it sees.
-    outputs = [(now, boards.update(ahead, now)) for now in times(10.0 + FRAME, 4.0)]
+    # left for 1 s, then charges what it sees in another direction.
+    elsewhere = sensors(ultrasonic_cm=20.0, heading_deg=180.0)
+    outputs = [
+        (now, boards.update(ahead if now < 13.0 else elsewhere, now)) for now in times(10.0 + FRAME, 4.0)
+    ]
     for now, twist in outputs:
         expected = (-0.2, 0.0) if now < 12.0 else (0.0, 1.5) if now < 13.0 else (0.4, 0.0)
         assert twist == expected, now
+
+
+@pytest.mark.parametrize(
+    ("heading", "charges"), [(90.0, False), (105.0, False), (75.0, False), (115.0, True), (270.0, True)]
+)
+def test_boards_does_not_charge_where_it_bumped_for_twenty_seconds(heading: float, charges: bool) -> None:
+    boards = BoardsBehaviour()
+    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=90.0), 10.0)
+    there = sensors(ultrasonic_cm=50.0, heading_deg=heading)
+    assert boards.update(there, 15.0) == ((0.4, 0.0) if charges else (0.0, 1.5))
+    # What stood there is charged again once the bump is 20 s old.
+    assert boards.update(there, 30.0) == (0.4, 0.0)
+
+
+def test_boards_drives_on_after_turning_away_unless_blocked() -> None:
+    boards = BoardsBehaviour()
+    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True), 0.0)
+    clear, blocked = (
+        sensors(ultrasonic_cm=200.0, heading_deg=200.0),
+        sensors(ultrasonic_cm=25.0, heading_deg=200.0),
+    )
+    # Back off until 2 s, turn until 3 s, then drive on until 4.5 s to look from elsewhere.
+    assert boards.update(clear, 3.5) == (0.4, 0.0)
+    assert boards.update(clear, 4.6) == (0.0, 1.5)
+    # Something within 30 cm ends the drive: charged like any target.
+    assert boards.update(blocked, 3.5) == (0.4, 0.0)
+    assert boards.update(sensors(ultrasonic_cm=25.0, heading_deg=90.0), 3.6) == (0.0, 1.5)
+
+
+def test_boards_ignore_window_wraps_around_north() -> None:
+    boards = BoardsBehaviour()
+    boards.update(sensors(ultrasonic_cm=5.0, bumper_right=True, heading_deg=355.0), 0.0)
+    assert boards.update(sensors(ultrasonic_cm=50.0, heading_deg=5.0), 5.0) == (0.0, 1.5)
 
 
 def test_boards_sequence_spin_charge_hit_back_off_turn_spin() -> None:

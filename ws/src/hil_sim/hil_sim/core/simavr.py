@@ -447,6 +447,8 @@ class SimavrProcess:
         if not reply:
             if not ready:
                 raise HilSimError(f"hil_simavr did not answer {line!r} within {STEP_TIMEOUT_S:g} s")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=STOP_TIMEOUT_S)  # its output closed: it is on its way out
             raise HilSimError(f"hil_simavr has exited: {self.failure()}")
         return reply.strip()
 

@@ -1,0 +1,244 @@
+"""hil_sim.core.simavr: robot wiring, the harness's coupling file, builds, and the harness's errors."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hil_bridge.core.defaults import signal_layout
+from hil_bridge.core.pty_link import PtyPair
+from hil_sim.core.simavr import (
+    FirmwareOptions,
+    SimavrProcess,
+    build_firmware,
+    coupling_text,
+    cycles,
+    firmware_dir,
+    harness,
+    load_robot_wiring,
+    parse_defines,
+)
+from hil_sim.errors import HilSimError
+
+DEMO_COUPLING = """\
+# hil_simavr coupling, written by hil_sim.core.simavr
+period_us 5000
+in 0 0 1024 pwm 5
+in 1 0 1 level 7
+in 2 0 1 level 8
+in 3 0 1024 pwm 6
+in 4 0 1 level 11
+in 5 0 1 level 12
+in 6 0 1 level 13
+out 7 int 0 1 0 level 2
+out 8 int 0 1 0 level 3
+out 9 float 0 200 200 echo 4 9
+out 10 float 0 5 0.45 adc 0 1000.0
+out 11 int 0 1023 0 adc 1 4.887585532746823
+out 12 int 0 1023 0 adc 2 4.887585532746823
+out 13 int 0 1023 0 adc 3 4.887585532746823
+out 14 int 0 1023 0 adc 6 4.887585532746823
+out 15 float 0 360 0 hmc5883l 0x1e
+"""
+
+
+def write_wiring(tmp_path: Path, changes: dict[str, str | None], board: str = "nano") -> Path:
+    pins = dict(load_robot_wiring().pins)
+    for key, pin in changes.items():
+        if pin is None:
+            pins.pop(key)
+        else:
+            pins[key] = pin
+    path = tmp_path / "wiring.yaml"
+    path.write_text(f"board: {board}\npins:\n" + "".join(f"  {k}: {v}\n" for k, v in pins.items()))
+    return path
+
+
+def test_demo_robot_coupling_lists_every_signal_in_frame_order() -> None:
+    assert coupling_text(signal_layout(), load_robot_wiring()) == DEMO_COUPLING
+
+
+def test_robot_wiring_matches_the_pins_of_the_firmware() -> None:
+    pins_h = (firmware_dir() / "robot_mcu" / "pins.h").read_text()
+    defines = dict(re.findall(r"#define (PIN_\w+) (A?\d+)", pins_h))
+    names = {
+        "motor_left.enable": "PIN_MOTOR_LEFT_ENABLE",
+        "motor_left.a": "PIN_MOTOR_LEFT_A",
+        "motor_left.b": "PIN_MOTOR_LEFT_B",
+        "motor_right.enable": "PIN_MOTOR_RIGHT_ENABLE",
+        "motor_right.a": "PIN_MOTOR_RIGHT_A",
+        "motor_right.b": "PIN_MOTOR_RIGHT_B",
+        "led.active": "PIN_LED",
+        "bumper_left.pressed": "PIN_BUMPER_LEFT",
+        "bumper_right.pressed": "PIN_BUMPER_RIGHT",
+        "ultrasonic.trigger": "PIN_ULTRASONIC_TRIGGER",
+        "ultrasonic.echo": "PIN_ULTRASONIC_ECHO",
+        "ir.voltage": "PIN_IR",
+        **{f"light_{i}.reading": f"PIN_LIGHT_{i}" for i in range(4)},
+    }
+    wiring = load_robot_wiring()
+    assert {key: defines[name] for key, name in names.items()} == {k: wiring.pins[k] for k in names}
+    assert (wiring.pins["compass.sda"], wiring.pins["compass.scl"]) == ("A4", "A5")
+
+
+@pytest.mark.parametrize(
+    ("changes", "board", "message"),
+    [
+        ({"motor_left.enable": "4"}, "nano", r"pins.motor_left.enable: pin 4 has no PWM"),
+        ({"ir.voltage": "7"}, "nano", r"pins.ir.voltage: '7' is not an analog input"),
+        ({"light_3.reading": "A6"}, "uno", r"pins.light_3.reading: A6 exists on the Nano, not the uno"),
+        ({"ultrasonic.echo": None}, "nano", r"no pin for ultrasonic.echo"),
+        ({"compass.sda": "A3"}, "nano", r"pins.compass.sda must be A4 \(TWI\)"),
+        ({"led.active": "1"}, "nano", r"pins.led.active: pin '1' is the serial link"),
+    ],
+)
+def test_wiring_errors_name_the_file_and_key(
+    tmp_path: Path, changes: dict[str, str | None], board: str, message: str
+) -> None:
+    with pytest.raises(HilSimError, match=message):
+        coupling_text(signal_layout(), load_robot_wiring(write_wiring(tmp_path, changes, board)))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("pins: [1, 2]", "expected a mapping"),
+        ("board: mega\npins: {}", "board 'mega'"),
+        ("board: nano\npins: {}\nextra: 1", r"unknown keys \['extra'\]"),
+    ],
+)
+def test_malformed_wiring_files_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "wiring.yaml"
+    path.write_text(text)
+    with pytest.raises(HilSimError, match=message):
+        load_robot_wiring(path)
+
+
+def test_defines_parse_integers_and_text_and_refuse_junk() -> None:
+    assert parse_defines(["MCU_WATCHDOG_MS=0", "NAME=abc", "NEG=-5"]) == {
+        "MCU_WATCHDOG_MS": 0,
+        "NAME": "abc",
+        "NEG": -5,
+    }
+    for bad in ("NOVALUE", "1X=2", "=3"):
+        with pytest.raises(HilSimError, match=re.escape(repr(bad))):
+            parse_defines([bad])
+    with pytest.raises(HilSimError, match="board 'mega'"):
+        FirmwareOptions(board="mega")
+
+
+def test_firmware_builds_are_cached_by_sources_and_options(tmp_path: Path) -> None:
+    plain = build_firmware(FirmwareOptions(), build_root=tmp_path)
+    assert build_firmware(FirmwareOptions(), build_root=tmp_path) == plain
+    checked = build_firmware(FirmwareOptions(checked=True), build_root=tmp_path)
+    fault = build_firmware(FirmwareOptions(defines={"MCU_WATCHDOG_MS": 0}), build_root=tmp_path)
+    assert len({plain, checked, fault}) == 3
+    assert all(p.read_bytes()[:4] == b"\x7fELF" for p in (plain, checked, fault))
+
+
+def test_cycles_count_the_16_mhz_clock() -> None:
+    assert cycles(0.005) == 80_000
+    assert cycles(1.0) == 16_000_000
+
+
+def run_harness(*args: str) -> subprocess.CompletedProcess[str]:
+    with PtyPair() as command:
+        return subprocess.run(
+            [str(harness()), "--command-fd", str(command.master_fd), *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            pass_fds=(command.master_fd,),
+            check=False,
+        )
+
+
+@pytest.mark.parametrize(
+    ("coupling", "message"),
+    [
+        ("in 0 0 1024 pwm 4\n", r"coupling.txt:1: pwm needs a timer output pin"),
+        ("period_us 5000\nout 1 int 0 1 0 level 25\n", r"coupling.txt:2: level needs a digital pin"),
+        ("out 1 long 0 1 0 level 2\n", r"coupling.txt:1: type long is neither int nor float"),
+        ("in 0 5 5 level 2\n", r"coupling.txt:1: max 5 must exceed min 5"),
+        ("up 1 0 1 level 2\n", r"coupling.txt:1: direction up is neither in nor out"),
+        ("out 1 float 0 9 0 adc 9 1000\n", r"coupling.txt:1: adc needs a channel 0..7"),
+    ],
+)
+def test_harness_refuses_a_bad_coupling_file_naming_the_line(
+    tmp_path: Path, coupling: str, message: str
+) -> None:
+    path = tmp_path / "coupling.txt"
+    path.write_text(coupling)
+    with PtyPair() as signal:
+        result = subprocess.run(
+            [
+                str(harness()),
+                "--firmware",
+                str(tmp_path / "none.elf"),
+                "--command-fd",
+                str(signal.master_fd),
+                "--signal-fd",
+                str(signal.master_fd),
+                "--coupling",
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            pass_fds=(signal.master_fd,),
+            check=False,
+        )
+    assert result.returncode == 2
+    assert re.search(message, result.stderr), result.stderr
+    assert result.stdout == ""
+
+
+def test_harness_refuses_a_missing_firmware(tmp_path: Path) -> None:
+    result = run_harness("--firmware", str(tmp_path / "missing.elf"), "--lockstep")
+    assert result.returncode == 2
+    assert "missing.elf: not a readable AVR ELF file" in result.stderr
+
+
+def test_harness_refuses_missing_arguments() -> None:
+    result = run_harness("--lockstep")
+    assert result.returncode == 2
+    assert "--firmware and --command-fd are required" in result.stderr
+
+
+def test_dead_harness_is_reported_with_its_exit_status(tmp_path: Path) -> None:
+    with PtyPair() as command, PtyPair() as signal:
+        process = SimavrProcess(
+            tmp_path / "missing.elf",
+            command_fd=command.master_fd,
+            signal_fd=signal.master_fd,
+            coupling=DEMO_COUPLING,
+            lockstep=True,
+        )
+        try:
+            with pytest.raises(HilSimError, match="(?s)exit status 2.*not a readable AVR ELF"):
+                process.run_to(cycles(0.01))
+        finally:
+            process.stop()
+
+
+def test_lockstep_harness_reaches_the_cycle_asked_and_reports_it(tmp_path: Path) -> None:
+    with PtyPair() as command, PtyPair() as signal:
+        process = SimavrProcess(
+            build_firmware(FirmwareOptions()),
+            command_fd=command.master_fd,
+            signal_fd=signal.master_fd,
+            coupling=DEMO_COUPLING,
+            lockstep=True,
+        )
+        try:
+            process.run_to(cycles(0.2))
+            stats = process.stats()
+            assert stats["cycle"] == process.cycle >= cycles(0.2)
+            assert stats["frames_sent"] == 40  # every 5 ms of AVR time
+            assert stats["uart_tx"] > 0  # the first telemetry round
+        finally:
+            process.stop()
+        assert not process.running
