@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 from hil_bridge.core.param_spec import ParamSpec, ParamValues, validate_all
 from hil_bridge.errors import HilBridgeError
@@ -39,9 +40,14 @@ def declare_parameters(node: Node, specs: Sequence[ParamSpec]) -> ParamValues:
     """
     values = {}
     for spec in specs:
+        # rclpy types a parameter by its default, and [] reads as a byte array: a string
+        # list given on the command line was then refused. Declared by type, it stays
+        # unset (None) until given.
+        empty_list = spec.default == []
+        default = Parameter.Type.STRING_ARRAY if empty_list else spec.default
         try:
-            parameter = node.declare_parameter(spec.name, spec.default, _descriptor(spec))
+            parameter = node.declare_parameter(spec.name, default, _descriptor(spec))
         except ParameterException as exc:
             raise HilBridgeError(f"{node.get_name()}: parameter {spec.name!r}: {exc}") from exc
-        values[spec.name] = parameter.value
+        values[spec.name] = [] if empty_list and parameter.value is None else parameter.value
     return validate_all(specs, values, node=node.get_name())
