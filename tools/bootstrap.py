@@ -532,7 +532,7 @@ def step_simavr_harness(step: Step) -> None:
 
 
 STEPS: list[tuple[str, Callable[[Step], None]]] = [
-    ("system packages (compilers, AVR toolchain and Arduino core, simavr, CMake, Python headers)", step_system),
+    ("system packages (compilers, AVR toolchain, Arduino core, simavr, CMake, Python headers)", step_system),
     ("Python virtual environment", step_venv),
     ("Python packages (requirements.txt)", step_python_packages),
     ("CMake exports of the ROS 2 wheels", step_cmake_exports),

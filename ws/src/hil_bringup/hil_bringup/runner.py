@@ -55,6 +55,8 @@ RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
 def _parameters(values: dict[str, Any]) -> list[Parameter]:
     parameters = []
     for name, value in values.items():
+        if value == []:
+            continue  # rclpy reads an empty list as a byte array; unset reads as [] (launch_common)
         if isinstance(value, list):
             parameters.append(Parameter(name, Parameter.Type.STRING_ARRAY, [str(v) for v in value]))
         else:

@@ -61,7 +61,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="the MCU under test: virtual (Python) or simavr (the compiled robot_mcu firmware in simavr)",
     )
     parser.add_argument(
-        "--firmware", default="", help="--mcu simavr: firmware ELF to run (default: robot_mcu, built and cached)"
+        "--firmware", default="", help="--mcu simavr: the firmware ELF (default: robot_mcu, built and cached)"
     )
     parser.add_argument("--record", default="", help="record a rosbag2 (MCAP) of the run to this path")
     parser.add_argument("--headless", action="store_true", help="no live status, progress lines only")

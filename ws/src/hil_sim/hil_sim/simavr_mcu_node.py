@@ -63,7 +63,9 @@ PARAMETERS = (
         "Extra build options of robot_mcu as NAME=VALUE (e.g. MCU_WATCHDOG_MS=0, the fault build).",
     ),
     ParamSpec("board", "nano", "Board the firmware is built for: nano or uno (both ATmega328P, 16 MHz)."),
-    ParamSpec("wiring", "", "Robot wiring YAML (device signal -> MCU pin); empty: firmware/robot_mcu/wiring.yaml."),
+    ParamSpec(
+        "wiring", "", "Robot wiring YAML (device signal -> MCU pin); empty: firmware/robot_mcu/wiring.yaml."
+    ),
     ParamSpec(
         "device_set",
         "",
@@ -75,7 +77,9 @@ PARAMETERS = (
         "Device config JSON files or folders; empty: the device library of hil_bridge.",
     ),
     ParamSpec("signal_period", 0.005, "Seconds between signal frames (5 ms = 200 Hz).", min=0.0005, max=1.0),
-    ParamSpec("stats_period", 1.0, "Wall seconds between the harness's reports (real time).", min=0.05, max=60.0),
+    ParamSpec(
+        "stats_period", 1.0, "Wall seconds between the harness's reports (real time).", min=0.05, max=60.0
+    ),
     ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/robot_mcu/build/simavr."),
 )
 
@@ -216,7 +220,12 @@ class SimavrMcuNode(Node):
             **stats,
         }
         array = diagnostic_array(
-            self, name="firmware in simavr", level=level, message=text, values=values, hardware_id=self.command.path
+            self,
+            name="firmware in simavr",
+            level=level,
+            message=text,
+            values=values,
+            hardware_id=self.command.path,
         )
         self.diagnostics.publish(array)
 

@@ -218,7 +218,7 @@ def test_dead_harness_is_reported_with_its_exit_status(tmp_path: Path) -> None:
             lockstep=True,
         )
         try:
-            with pytest.raises(HilSimError, match="(?s)exit status 2.*not a readable AVR ELF"):
+            with pytest.raises(HilSimError, match=r"(?s)exit status 2.*not a readable AVR ELF"):
                 process.run_to(cycles(0.01))
         finally:
             process.stop()

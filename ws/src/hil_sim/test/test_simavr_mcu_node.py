@@ -47,7 +47,7 @@ def test_firmware_echoes_a_heartbeat_in_real_time_and_reports_its_speed(tmp_path
     try:
         probe.record(DiagnosticArray, "diagnostics", qos.COMMAND)
         spawn(node_command(tmp_path), name="simavr_mcu")
-        RosProbe.wait_for(lambda: (tmp_path / "cmd").exists(), timeout=60.0, what="the command pty")
+        RosProbe.wait_for((tmp_path / "cmd").exists, timeout=60.0, what="the command pty")
         port = serial.Serial(str(tmp_path / "cmd"), 38400, timeout=0)
         received = b""
 

@@ -39,7 +39,7 @@ from typing import IO, Any
 import yaml
 
 from hil_bridge.core.avr_build import BOARDS, build_sketch
-from hil_bridge.core.devices import Direction, PinMode, SignalType
+from hil_bridge.core.devices import Direction, Handler, PinMode, SignalType
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
 from hil_bridge.core.wiring import parse_pin
 from hil_bridge.errors import HilBridgeError
@@ -270,7 +270,9 @@ def _adc_channel(wiring: RobotWiring, key: str) -> int:
     if len(pin) == 2 and pin[0] == "A" and pin[1] in "01234567":
         channel = int(pin[1])
         if channel >= 6 and wiring.board != "nano":
-            raise HilSimError(f"{wiring.source}: pins.{key}: {pin} exists on the Nano, not the {wiring.board}")
+            raise HilSimError(
+                f"{wiring.source}: pins.{key}: {pin} exists on the Nano, not the {wiring.board}"
+            )
         return channel
     raise HilSimError(f"{wiring.source}: pins.{key}: {pin!r} is not an analog input (A0..A7)")
 
@@ -282,12 +284,45 @@ def _units_to_mv(slot: SignalSlot) -> float:
     if unit == "ADC counts":
         return ADC_REFERENCE_MV / ADC_MAX
     raise HilSimError(
-        f"{slot.device}.{slot.name}: an analog input of the MCU needs the unit V or 'ADC counts', not {unit!r}"
+        f"{slot.device}.{slot.name}: an analog input of the MCU needs the unit V or 'ADC counts',"
+        f" not {unit!r}"
     )
 
 
 def _number(value: float) -> str:
     return repr(float(value)) if not float(value).is_integer() else str(int(value))
+
+
+def _input_line(slot: SignalSlot, wiring: RobotWiring) -> str:
+    key, spec = f"{slot.device}.{slot.name}", slot.spec
+    pin = _digital(wiring, key)
+    head = f"in {slot.id} {_number(spec.min)} {_number(spec.max)}"
+    if spec.mode is not PinMode.PWM:
+        return f"{head} level {pin}"
+    if pin not in PWM_PINS:
+        raise HilSimError(
+            f"{wiring.source}: pins.{key}: pin {pin} has no PWM ({', '.join(map(str, PWM_PINS))})"
+        )
+    return f"{head} pwm {pin}"
+
+
+def _output_line(slot: SignalSlot, wiring: RobotWiring, handler: Handler | None) -> str:
+    key, spec = f"{slot.device}.{slot.name}", slot.spec
+    kind = "float" if spec.type is SignalType.FLOAT else "int"
+    head = f"out {slot.id} {kind} {_number(spec.min)} {_number(spec.max)} {_number(spec.default)}"
+    if handler is None:
+        if spec.mode in (PinMode.PWM, PinMode.ANALOG):
+            return f"{head} adc {_adc_channel(wiring, key)} {_units_to_mv(slot)!r}"
+        return f"{head} level {_digital(wiring, key)}"
+    if handler.template == "hc_sr04":
+        trigger = _digital(wiring, f"{slot.device}.trigger")
+        return f"{head} echo {trigger} {_digital(wiring, f'{slot.device}.echo')}"
+    if handler.template == "hmc5883l":
+        for name, number in TWI_PINS.items():
+            if _digital(wiring, f"{slot.device}.{name}") != number:
+                raise HilSimError(f"{wiring.source}: pins.{slot.device}.{name} must be A{number - 14} (TWI)")
+        return f"{head} hmc5883l {HMC5883L_ADDRESS:#x}"
+    raise HilSimError(f"{slot.device}: the simavr harness has no model of handler {handler.template!r}")
 
 
 def coupling_text(layout: SignalLayout, wiring: RobotWiring, *, period: float = 0.005) -> str:
@@ -305,40 +340,12 @@ def coupling_text(layout: SignalLayout, wiring: RobotWiring, *, period: float = 
     if not 0.0005 <= period <= 1.0:
         raise HilSimError(f"signal period {period!r} s is outside 0.0005..1")
     handlers = {d.name: d.config.handler for d in layout.devices}
-    lines = [
-        "# hil_simavr coupling, written by hil_sim.core.simavr",
-        f"period_us {round(period * 1e6)}",
-    ]
+    lines = ["# hil_simavr coupling, written by hil_sim.core.simavr", f"period_us {round(period * 1e6)}"]
     for slot in layout.slots:
-        spec, key = slot.spec, f"{slot.device}.{slot.name}"
-        head = f"{_number(spec.min)} {_number(spec.max)}"
-        if spec.direction is Direction.INPUT:
-            pin = _digital(wiring, key)
-            if spec.mode is PinMode.PWM:
-                if pin not in PWM_PINS:
-                    raise HilSimError(f"{wiring.source}: pins.{key}: pin {pin} has no PWM (3, 5, 6, 9, 10, 11)")
-                lines.append(f"in {slot.id} {head} pwm {pin}")
-            else:
-                lines.append(f"in {slot.id} {head} level {pin}")
-            continue
-        kind = "float" if spec.type is SignalType.FLOAT else "int"
-        head = f"{kind} {head} {_number(spec.default)}"
-        handler = handlers.get(slot.device)
-        if handler is not None and handler.template == "hc_sr04":
-            trigger = _digital(wiring, f"{slot.device}.trigger")
-            echo = _digital(wiring, f"{slot.device}.echo")
-            lines.append(f"out {slot.id} {head} echo {trigger} {echo}")
-        elif handler is not None and handler.template == "hmc5883l":
-            for name, number in TWI_PINS.items():
-                if _digital(wiring, f"{slot.device}.{name}") != number:
-                    raise HilSimError(f"{wiring.source}: pins.{slot.device}.{name} must be A{number - 14} (TWI)")
-            lines.append(f"out {slot.id} {head} hmc5883l {HMC5883L_ADDRESS:#x}")
-        elif handler is not None:
-            raise HilSimError(f"{slot.device}: the simavr harness has no model of handler {handler.template!r}")
-        elif spec.mode in (PinMode.PWM, PinMode.ANALOG):
-            lines.append(f"out {slot.id} {head} adc {_adc_channel(wiring, key)} {_units_to_mv(slot)!r}")
+        if slot.spec.direction is Direction.INPUT:
+            lines.append(_input_line(slot, wiring))
         else:
-            lines.append(f"out {slot.id} {head} level {_digital(wiring, key)}")
+            lines.append(_output_line(slot, wiring, handlers.get(slot.device)))
     return "\n".join(lines) + "\n"
 
 
@@ -518,4 +525,3 @@ class SimavrProcess:
         with contextlib.suppress(OSError):
             self._stderr.close()
         shutil.rmtree(self._folder, ignore_errors=True)
-

@@ -1,10 +1,8 @@
 """``boards``: the HIL demo task, knock down the boards standing around the robot.
 
 Drive forward while the ultrasonic ranger sees something within ``range_cm`` (150 cm);
-after a bumper hit, back off for ``backoff_s`` (2 s), turn left for ``turn_s`` (1 s,
-about 86 degrees) and drive on for ``explore_s`` (1.5 s, unless something is within
-``clear_cm``) to look from elsewhere; otherwise spin left in place to look for the
-next board.
+after a bumper hit, back off for ``backoff_s`` (2 s), then turn left for ``turn_s``
+(1 s, about 86 degrees); otherwise spin left in place to look for the next board.
 A bump's compass heading is remembered for ``ignore_s`` (20 s): nothing is charged
 within ``ignore_deg`` (20 degrees) of it, since what stood there did not fall (a wall,
 the box). Without this the robot backed off, saw the same obstacle and charged it
@@ -28,8 +26,6 @@ class BoardsBehaviour:
     backoff_speed: float = 0.2
     backoff_s: float = 2.0
     turn_s: float = 1.0
-    explore_s: float = 1.5
-    clear_cm: float = 30.0
     range_cm: float = 150.0
     ignore_deg: float = 20.0
     ignore_s: float = 20.0
@@ -58,8 +54,6 @@ class BoardsBehaviour:
             return -self.backoff_speed, 0.0
         if now < self._backing_until + self.turn_s:
             return 0.0, self.spin_rate
-        if now < self._backing_until + self.turn_s + self.explore_s and sensors.ultrasonic_cm > self.clear_cm:
-            return self.forward_speed, 0.0
         if sensors.ultrasonic_cm < self.range_cm and not self._bumped_towards(sensors.heading_deg, now):
             return self.forward_speed, 0.0
         return 0.0, self.spin_rate
