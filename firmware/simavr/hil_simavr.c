@@ -40,6 +40,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -860,6 +861,11 @@ int main(int argc, char **argv) {
     couple();
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    /* The node that started it owns the ptys: if it dies (even by SIGKILL), so does this. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) {
+        return 0;
+    }
     signal(SIGPIPE, SIG_IGN);
     if (lockstep) {
         run_lockstep();

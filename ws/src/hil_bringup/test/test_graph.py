@@ -62,7 +62,7 @@ def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
     [
         ({"robots": 0}, "robots"),
         ({"rtf": -1.0}, "rtf"),
-        ({"mcu": "simavr"}, "mcu"),
+        ({"mcu": "qemu"}, "mcu"),
         ({"behaviour": "dance"}, "behaviour"),
         ({"mcu": "serial"}, "command_port"),
     ],
