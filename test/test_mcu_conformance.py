@@ -14,20 +14,11 @@ from typing import Any
 
 import pytest
 
+from hil_bridge.core.defaults import telemetry_schema
 from support import mcu_vectors
 from support.mcu_links import MCUS, PtyMcu, SimavrPtyMcu, layout
 
-TL2_FIELDS = (
-    "ultrasonic_cm",
-    "ir_adc",
-    "light_0",
-    "light_1",
-    "light_2",
-    "light_3",
-    "bumper_left",
-    "bumper_right",
-    "heading_deg",
-)
+TL2_FIELDS = tuple(telemetry_schema().lists["TL2"])
 
 
 @pytest.fixture(params=sorted(MCUS))
