@@ -31,7 +31,7 @@ from rclpy.node import Node
 from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.pty_link import PtyPair
+from hil_bridge.core.pty_link import pty_pairs
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
@@ -127,13 +127,9 @@ class SimavrMcuNode(Node):
             f"firmware {self.elf} in simavr: command link {command_port}, signal link {signal_port}"
             + (" (checked)" if self.checked else "")
         )
-        # The ptys come last: once their links exist, nothing else in here can fail.
-        self.command = PtyPair(command_port)
-        try:
-            self.signal = PtyPair(signal_port)
-        except BaseException:
-            self.command.close()
-            raise
+        # The ptys come last: once their links exist, nothing else in here can fail
+        # and leave them behind.
+        self.command, self.signal = pty_pairs(command_port, signal_port)
 
     def _spawn(self, *, lockstep: bool) -> SimavrProcess:
         return SimavrProcess(

@@ -32,7 +32,7 @@ from rclpy.node import Node
 from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout, telemetry_schema
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.pty_link import PtyPair
+from hil_bridge.core.pty_link import PtyPair, pty_pairs
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
@@ -107,12 +107,7 @@ class VirtualMcuNode(Node):
         )
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
-        self.command = PtyPair(command_port)
-        try:
-            self.signal = PtyPair(signal_port)
-        except BaseException:
-            self.command.close()
-            raise
+        self.command, self.signal = pty_pairs(command_port, signal_port)
 
     def start(self) -> None:
         """Start the event loop thread."""

@@ -95,3 +95,20 @@ class PtyPair:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def pty_pairs(*links: str | Path) -> tuple[PtyPair, ...]:
+    """One :class:`PtyPair` per link path; if one cannot be made, the ones made are closed.
+
+    Raises:
+        HilBridgeError: a link cannot be created.
+    """
+    pairs: list[PtyPair] = []
+    try:
+        for link in links:
+            pairs.append(PtyPair(link))
+    except BaseException:
+        for pair in pairs:
+            pair.close()
+        raise
+    return tuple(pairs)
