@@ -28,6 +28,7 @@ from hil_bridge.core.motion_platform import (
     PlatformStateMachine,
     Reply,
     actuator_lengths,
+    command_of,
     join_status,
     pack,
     split_status,
@@ -239,6 +240,23 @@ def test_state_machine_follows_the_transition_table(state: PlatformState, cmd: C
     want_type, want_state, want_error = expected_reply(state, cmd)
     assert status_of(reply) == (want_type, want_state, want_error, cmd)
     assert machine.state == want_state
+
+
+#: The source project's Start datagram type word.
+SOURCE_START = 0x0000_00AF
+
+
+@pytest.mark.parametrize("state", list(PlatformState))
+def test_source_start_word_0xaf_is_start_and_the_reply_names_it(state: PlatformState) -> None:
+    machine = machine_in(state)
+    reply = machine.handle(pack(SOURCE_START))
+    want_type, want_state, want_error = expected_reply(state, Command.START)
+    assert status_of(reply) == (want_type, want_state, want_error, SOURCE_START)
+    assert machine.state == want_state
+    if want_error == ErrorCode.NONE:
+        assert machine.accepted[Command.START] == 1
+    assert command_of(SOURCE_START) is Command.START
+    assert command_of(Reply.STATE) is None
 
 
 def test_a_full_session_walks_every_state() -> None:
@@ -558,3 +576,9 @@ def test_emulator_refuses_bad_datagrams_and_keeps_its_state(
     emulator.drive_to(PlatformState.STARTED)
     assert status_of(emulator.request(data)) == (Reply.ERROR, PlatformState.STARTED, error, offending)
     assert emulator.state() == PlatformState.STARTED
+
+
+def test_emulator_starts_on_the_source_start_word(emulator: Emulator) -> None:
+    emulator.drive_to(PlatformState.ENGAGED)
+    reply = emulator.request(pack(SOURCE_START))
+    assert status_of(reply) == (Reply.STATE, PlatformState.STARTED, ErrorCode.NONE, SOURCE_START)

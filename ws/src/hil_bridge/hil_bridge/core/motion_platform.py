@@ -23,6 +23,10 @@ LENGTHS    0x21    setpoint in actuator-length mode (STARTED only)
 STATUS     0x30    report the state; accepted in every state
 =========  ======  =============================================================
 
+The source project's platform started with the type word ``0x000000AF``; it is
+accepted as an alias of START (:data:`COMMAND_ALIASES`), and the reply names the
+word received (``offending_type`` 0x00AF), so such a host recognises its answer.
+
 ``a1``..``a6`` of a command are ignored except for the two setpoints:
 
 * DOF mode: roll, pitch, heave, surge, yaw, lateral, relative to the neutral pose;
@@ -134,7 +138,16 @@ TRANSITIONS: dict[tuple[PlatformState, Command], PlatformState] = {
     (PlatformState.PARKED, Command.RESET): PlatformState.INIT,
 }
 
-_COMMAND_VALUES = frozenset(int(c) for c in Command)
+#: Type words of other hosts that mean one of our commands: the source project's
+#: Stewart platform started with 0x000000AF.
+COMMAND_ALIASES: dict[int, Command] = {0x0000_00AF: Command.START}
+
+_COMMANDS: dict[int, Command] = {**{int(c): c for c in Command}, **COMMAND_ALIASES}
+
+
+def command_of(msg_type: int) -> Command | None:
+    """The command a type word asks for, aliases included; None if it is no command."""
+    return _COMMANDS.get(msg_type)
 
 
 @dataclass(frozen=True)
@@ -391,14 +404,15 @@ class PlatformStateMachine:
         if len(datagram) != DATAGRAM_SIZE:
             return self._refuse(ErrorCode.BAD_LENGTH, 0)
         received = unpack(datagram)
-        if received.type not in _COMMAND_VALUES:
+        command = command_of(received.type)
+        if command is None:
             return self._refuse(ErrorCode.UNKNOWN_TYPE, received.type)
-        command = Command(received.type)
         error = self._carry_out(command, received.values)
+        # The reply names the word received, an alias's own word included.
         if error is not ErrorCode.NONE:
-            return self._refuse(error, command)
+            return self._refuse(error, received.type)
         self._accepted[command] += 1
-        return self._reply(Reply.STATE, ErrorCode.NONE, command)
+        return self._reply(Reply.STATE, ErrorCode.NONE, received.type)
 
     def _carry_out(self, command: Command, values: tuple[float, ...]) -> ErrorCode:
         """Change state and actuators as ``command`` asks, or say why it is refused."""
