@@ -10,18 +10,98 @@ the user closes and reopens the port, and data written before anyone opened the
 port waits in the tty (pyserial flushes it when it opens the port, as a real
 serial port would lose it). Closing the pair hangs the port up: the user's reads
 fail, and a new pair at the same path is what a reconnect finds.
+
+A pair owns its link: it holds an exclusive ``flock`` on ``<link>.lock`` (which
+names its pid and program) for as long as it is open. A second pair at the same
+path, in any process, fails loudly while the first is open instead of silently
+taking the port away from it; once the owner is gone (closed, crashed or killed:
+the kernel drops the lock with the process), the stale link is replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import logging
 import os
+import sys
 import tty
 from pathlib import Path
 from types import TracebackType
 
 from hil_bridge.errors import HilBridgeError
+
+_log = logging.getLogger(__name__)
+
+
+def lock_path(link: Path) -> Path:
+    """The lock file that says who owns the pty link ``link``."""
+    return link.with_name(f"{link.name}.lock")
+
+
+def _owner_text(fd: int) -> str:
+    return os.pread(fd, 256, 0).decode(errors="replace").strip() or "(pid not written yet)"
+
+
+def _claim(link: Path) -> int:
+    """Take ownership of ``link``: an open descriptor of its lock file, locked.
+
+    Raises:
+        HilBridgeError: a live pair (this process or another) holds the link.
+        OSError: the lock file cannot be made.
+    """
+    path = lock_path(link)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _owner_text(fd)
+            os.close(fd)
+            pid, _, program = holder.partition(" ")
+            if pid == str(os.getpid()):
+                program = f"{program}, this process" if program else "this process"
+            raise HilBridgeError(
+                f"link {link} is held by live process {pid}"
+                + (f" ({program})" if program else "")
+                + "; pick another link_dir/namespace, or stop that process"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        # The previous owner may have removed the file between our open and our lock:
+        # a lock on a removed file protects nothing, so start again on the new one.
+        try:
+            same = os.path.samestat(os.fstat(fd), path.stat())
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    previous = os.pread(fd, 256, 0).decode(errors="replace").strip()
+    if previous and os.path.lexists(link):
+        _log.info("pty link %s: its owner (%s) is gone, replacing the stale link", link, previous)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()} {_program()}\n".encode(), 0)
+    return fd
+
+
+def _program() -> str:
+    """This process's program, as a user would recognise it (``virtual_mcu``, ``sim_runner.py``)."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    return Path(argv0).name if argv0 not in ("", "-c") else Path(sys.executable).name
+
+
+def _release(link: Path, fd: int) -> None:
+    """Give ``link``'s lock up, removing the lock file while it is still ours."""
+    path = lock_path(link)
+    with contextlib.suppress(OSError):
+        if os.path.samestat(os.fstat(fd), path.stat()):
+            path.unlink()
+    with contextlib.suppress(OSError):
+        os.close(fd)  # drops the lock
 
 
 def replace_symlink(link: Path, target: str) -> None:
@@ -44,12 +124,17 @@ class PtyPair:
         os.set_blocking(self.master_fd, False)
         self.slave_name = os.ttyname(self._slave_fd)
         self.link = Path(link) if link is not None else None
+        self._lock_fd: int | None = None
         if self.link is not None:
             try:
+                self._lock_fd = _claim(self.link)
                 replace_symlink(self.link, self.slave_name)
             except OSError as exc:
                 self.close()
                 raise HilBridgeError(f"cannot create pty link {self.link}: {exc.strerror}") from exc
+            except BaseException:
+                self.close()
+                raise
         self.closed = False
 
     @property
@@ -84,6 +169,10 @@ class PtyPair:
             with contextlib.suppress(OSError):
                 if str(self.link.readlink()) == self.slave_name:
                     self.link.unlink()
+            lock_fd = getattr(self, "_lock_fd", None)
+            if lock_fd is not None:
+                self._lock_fd = None
+                _release(self.link, lock_fd)
         for fd in (self.master_fd, self._slave_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)

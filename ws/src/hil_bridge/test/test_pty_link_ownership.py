@@ -1,0 +1,96 @@
+"""A pty link belongs to the live pair that made it: a second one fails loudly, a stale one is replaced."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Spawn
+from hil_bridge.core.pty_link import PtyPair, lock_path, pty_pairs
+from hil_bridge.errors import HilBridgeError
+
+#: Holds a pair at argv[1], says so, then waits to be killed (never closes it itself).
+HOLDER_SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    from hil_bridge.core.pty_link import PtyPair
+
+    pair = PtyPair(sys.argv[1])
+    print(pair.slave_name, flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def start_holder(spawn: Spawn, link: Path, tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A process holding a pair at ``link``; returns it and its pty's slave name."""
+    proc = spawn([sys.executable, "-c", HOLDER_SCRIPT, str(link)], name="holder")
+    output = tmp_path / "holder.log"  # where spawn puts its output
+    deadline = time.monotonic() + 10.0  # generous: an interpreter start
+    while time.monotonic() < deadline:
+        text = output.read_text() if output.exists() else ""
+        if text.endswith("\n"):
+            return proc, text.strip()
+        if proc.poll() is not None:
+            pytest.fail(f"the holder exited with {proc.returncode}: {text}")
+        time.sleep(0.02)
+    pytest.fail("the holder did not make its pty within 10 s")
+
+
+def test_second_pair_at_a_link_held_by_a_live_process_fails_naming_its_pid(
+    tmp_path: Path, spawn: Spawn
+) -> None:
+    link = tmp_path / "mcu_command"
+    proc, holder_pty = start_holder(spawn, link, tmp_path)
+    pid = proc.pid
+    with pytest.raises(HilBridgeError, match=rf"link {link} is held by live process {pid} \(python"):
+        PtyPair(link)
+    assert str(link.readlink()) == holder_pty, "the holder's link was taken away"
+    with pytest.raises(HilBridgeError, match=str(pid)):
+        pty_pairs(tmp_path / "signal_link", link)
+    assert not (tmp_path / "signal_link").exists(), "the pair made before the failure was left behind"
+
+
+def test_link_of_a_killed_owner_is_replaced_and_the_replacement_logged(
+    tmp_path: Path, spawn: Spawn, caplog: pytest.LogCaptureFixture
+) -> None:
+    link = tmp_path / "mcu_command"
+    proc, holder_pty = start_holder(spawn, link, tmp_path)
+    pid = proc.pid
+    os.killpg(proc.pid, signal.SIGKILL)  # no close(): the link and its lock file stay behind
+    proc.wait(timeout=10)
+    assert str(link.readlink()) == holder_pty and lock_path(link).exists()
+    with caplog.at_level(logging.INFO, logger="hil_bridge.core.pty_link"), PtyPair(link) as pair:
+        assert str(link.readlink()) == pair.slave_name
+        assert pair.write(b"ok") == 2
+    assert f"its owner ({pid} " in caplog.text and "stale" in caplog.text
+    assert not link.exists() and not lock_path(link).exists()
+
+
+def test_two_open_pairs_in_one_process_clash_and_the_path_is_free_again_after_close(tmp_path: Path) -> None:
+    link = tmp_path / "signal_link"
+    first = PtyPair(link)
+    try:
+        with pytest.raises(HilBridgeError, match=rf"held by live process {os.getpid()} \(.*this process\)"):
+            PtyPair(link)
+        assert str(link.readlink()) == first.slave_name
+    finally:
+        first.close()
+    assert not lock_path(link).exists()
+    with PtyPair(link) as second:
+        assert str(link.readlink()) == second.slave_name
+
+
+def test_a_link_from_before_lock_files_is_replaced(tmp_path: Path) -> None:
+    link = tmp_path / "mcu_command"
+    link.symlink_to("/dev/pts/nonexistent")
+    with PtyPair(link) as pair:
+        assert str(link.readlink()) == pair.slave_name
