@@ -7,16 +7,17 @@ exactly as the one-process runner does.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from launch import LaunchContext
-from launch.actions import DeclareLaunchArgument, ExecuteProcess
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.substitutions import ExecutableInPackage
 
 from hil_bridge.core.paths import share_dir
-from hil_bringup.core.graph import GraphOptions, describe
+from hil_bringup.core.graph import MCU_NODES, GraphOptions, describe, run_link_dir
 from hil_bringup.errors import HilBringupError
 
 #: name -> (default, description, choices or None)
@@ -72,6 +73,13 @@ ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
         "Serial device of the bridge board's signal link; empty: the simulated MCU's pty.",
         None,
     ),
+    "link_dir": (
+        "",
+        "Folder of the run's pty links (simulated MCU, fault proxy); empty: "
+        "/tmp/hil/domain<ROS_DOMAIN_ID>/<namespace pushed on this launch>, so launches in"
+        " different domains or namespaces never share a port.",
+        None,
+    ),
     "seed": ("0", "Seed of the sensor noise (identical runs for identical seeds).", None),
     "rviz": ("false", "Start rviz2 with hil_bringup's configuration.", ["true", "false"]),
 }
@@ -124,13 +132,22 @@ def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any
         faults=value("faults") == "true",
         mcu=value("mcu"),
         seed=number("seed", int),
+        # An including launch's PushRosNamespace leaves its namespace here.
+        link_dir=value("link_dir")
+        or run_link_dir(
+            namespace=context.launch_configurations.get("ros_namespace", ""),
+            domain_id=os.environ.get("ROS_DOMAIN_ID"),
+        ),
         command_port=value("command_port"),
         signal_port=value("signal_port"),
         record=value("record"),
         firmware=value("firmware"),
     )
     nodes, processes = describe(options)
-    actions: list[Any] = [
+    actions: list[Any] = []
+    if options.mcu in MCU_NODES or options.faults:
+        actions.append(LogInfo(msg=f"hil_bringup: pty links in {options.link_folder}"))
+    actions += [
         Node(
             package=node.package,
             executable=node.executable,

@@ -4,7 +4,9 @@
     ros2 launch hil_bringup sim.launch.py rtf:=0.0 use_sim_time:=true record:=/tmp/run1 rviz:=true
 
 The node list and parameters come from hil_bringup's graph description, the same one
-the one-process runner (``make sim``) uses.
+the one-process runner (``make sim``) uses. The ptys' links are in
+``/tmp/hil/domain<ROS_DOMAIN_ID>/<namespace>/`` (or ``link_dir:=...``): a second launch
+in the same domain and namespace stops with an error naming the process that holds them.
 """
 
 from launch import LaunchDescription

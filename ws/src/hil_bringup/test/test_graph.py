@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hil_bringup.core.graph import GraphOptions, describe, params_file
+from hil_bringup.core.graph import GraphOptions, describe, params_file, run_link_dir
 from hil_bringup.errors import HilBringupError
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -49,6 +49,41 @@ def test_sim_time_goes_to_every_node_but_the_simulator_that_makes_it() -> None:
     following = {n.name: n.parameters["use_sim_time"] for n in nodes if "use_sim_time" in n.parameters}
     assert following.pop("sim", False) is False
     assert following and all(following.values()), following
+
+
+def test_runs_in_other_domains_or_namespaces_get_other_link_folders() -> None:
+    folders = {
+        run_link_dir(domain_id="0"),
+        run_link_dir(domain_id="5"),
+        run_link_dir(namespace="/team_a", domain_id="5"),
+        run_link_dir(namespace="/team_b/arm", domain_id="5"),
+    }
+    assert len(folders) == 4
+    assert run_link_dir(namespace="/team_b/arm/", domain_id="5") == "/tmp/hil/domain5/team_b/arm"
+    assert run_link_dir(domain_id="") == "/tmp/hil/domain0"  # unset: the default domain
+
+
+def test_default_link_folder_follows_ros_domain_id_and_holds_every_link(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ROS_DOMAIN_ID", "17")
+    options = GraphOptions(faults=True)
+    assert options.link_folder == "/tmp/hil/domain17"
+    nodes, _ = describe(options)
+    mcu = next(n for n in nodes if n.name == "virtual_mcu")
+    loop = next(n for n in nodes if n.name == "control_loop")
+    for port in (mcu.parameters["command_port"], mcu.parameters["signal_port"], loop.parameters["port"]):
+        assert Path(port).parent == Path("/tmp/hil/domain17"), port
+    assert GraphOptions(link_dir="/run/mine").command_link == "/run/mine/mcu_command"
+
+
+@pytest.mark.parametrize(
+    ("namespace", "domain_id", "message"),
+    [("", "abc", "ROS_DOMAIN_ID"), ("/team a", "0", "team a"), ("/../etc", "0", r"'\.\.'")],
+)
+def test_bad_link_folder_inputs_are_refused_by_name(namespace: str, domain_id: str, message: str) -> None:
+    with pytest.raises(HilBringupError, match=message):
+        run_link_dir(namespace=namespace, domain_id=domain_id)
 
 
 def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
@@ -95,6 +130,7 @@ def test_every_launch_argument_has_a_description() -> None:
         "checked",
         "faults",
         "mcu",
+        "link_dir",
     } <= names
 
 

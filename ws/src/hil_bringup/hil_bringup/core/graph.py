@@ -13,10 +13,16 @@ fault proxy sits in front of the command link and the loop opens its port instea
 With ``mcu`` = ``simavr`` the compiled robot firmware runs in simavr
 (``simavr_mcu``) on the same two ptys. With ``mcu`` = ``serial`` (hardware.launch.py)
 there is no simulated MCU: the ports are real devices.
+
+The ptys' links live in the run's ``link_dir``; by default :func:`run_link_dir`, one
+folder per ROS domain and namespace, so launches that cannot hear each other cannot
+take each other's ports either (the one-process runner makes a private folder).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +35,28 @@ MCU_KINDS = ("virtual", "simavr", "serial")
 #: The node that plays the MCU, by kind (a real MCU has none).
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
 BEHAVIOURS = ("", "boards", "light")
+#: Where the runs' pty link folders are made.
+LINK_ROOT = "/tmp/hil"
+
+
+def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
+    """The pty link folder of a run: ``/tmp/hil/domain<id>/<namespace>``.
+
+    Args:
+        namespace: the run's ROS namespace (``/team_a``); empty: none.
+        domain_id: the run's ``ROS_DOMAIN_ID``; None: this process's (unset: 0).
+
+    Raises:
+        HilBringupError: the domain id is not a number, or a namespace token not a ROS name.
+    """
+    domain = (os.environ.get("ROS_DOMAIN_ID", "") if domain_id is None else domain_id).strip() or "0"
+    if not domain.isdigit():
+        raise HilBringupError(f"ROS_DOMAIN_ID = {domain!r} is not a domain number")
+    tokens = [t for t in namespace.split("/") if t]
+    for token in tokens:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
+            raise HilBringupError(f"namespace {namespace!r}: {token!r} is not a ROS name token")
+    return str(Path(LINK_ROOT, f"domain{int(domain)}", *tokens))
 
 
 @dataclass(frozen=True)
@@ -44,7 +72,8 @@ class GraphOptions:
     faults: bool = False
     mcu: str = "virtual"
     seed: int = 0
-    link_dir: str = "/tmp/hil"
+    #: Folder of the run's pty links; empty: :func:`run_link_dir` of this ROS domain.
+    link_dir: str = ""
     command_port: str = ""
     signal_port: str = ""
     command_baud: int = 38400
@@ -66,19 +95,24 @@ class GraphOptions:
             raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
 
     @property
+    def link_folder(self) -> str:
+        """Where the run's pty links are: ``link_dir``, or this ROS domain's folder."""
+        return self.link_dir or run_link_dir()
+
+    @property
     def command_link(self) -> str:
         """Where the MCU's command link is (the simulated MCU's pty, or the device)."""
-        return self.command_port or str(Path(self.link_dir) / "mcu_command")
+        return self.command_port or str(Path(self.link_folder) / "mcu_command")
 
     @property
     def signal_link(self) -> str:
         """Where the signal link is."""
-        return self.signal_port or str(Path(self.link_dir) / "signal_link")
+        return self.signal_port or str(Path(self.link_folder) / "signal_link")
 
     @property
     def loop_port(self) -> str:
         """The port the control loop opens: the fault proxy's when faults are on."""
-        return str(Path(self.link_dir) / "mcu_command_faulty") if self.faults else self.command_link
+        return str(Path(self.link_folder) / "mcu_command_faulty") if self.faults else self.command_link
 
     @property
     def namespace(self) -> str:
