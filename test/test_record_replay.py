@@ -13,6 +13,7 @@ from mcap_ros2.decoder import DecoderFactory
 from std_msgs.msg import String
 
 from hil_bridge import qos
+from hil_bringup.core.bag import read_bag
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.replay import replay
 from hil_bringup.runner import GraphRunner
@@ -34,8 +35,13 @@ def bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         sim = runner.sim.sim
         twist = Twist()
-        sent_auto = False
+        sent_auto = sent_go = False
         while sim.time < 8.0:
+            if not sent_go and sim.time >= 5.0:
+                # Taken by the loop with no DDS delivery at all: the bag must still hold it,
+                # at the simulated time the loop took it.
+                runner.loop.on_robot_command(String(data="GO"))
+                sent_go = True
             if sim.time < 3.0:
                 twist.linear.x, twist.angular.z = (0.3, 0.0) if sim.time < 1.5 else (0.1, 1.0)
                 cmd_vel.publish(twist)
@@ -82,6 +88,16 @@ def test_another_library_reads_every_topic_and_the_wire_traffic(bag: Path) -> No
     # Command-link traffic is recorded a line at a time, as it crossed the wire.
     assert lines and all(line.endswith(b"\n") and line.count(b"\n") == 1 for line in lines)
     assert any(line.startswith(b"HBB,") for line in lines)
+
+
+@pytest.mark.ros
+def test_bag_holds_the_inputs_the_loop_took_at_their_simulated_times(bag: Path) -> None:
+    commands = [(stamp, message.data) for _, stamp, message in read_bag(bag, ["/robotCommand"])]
+    assert "GO" in [text for _, text in commands], commands
+    stamp = next(stamp for stamp, text in commands if text == "GO")
+    assert stamp == 5_000_000_000  # the first period at or after 5 s, on the simulated clock
+    auto = next(stamp for stamp, text in commands if text == "AUTO boards")
+    assert auto % 5_000_000 == 0  # taken between two periods, stamped with the period's time
 
 
 @pytest.mark.ros

@@ -8,15 +8,26 @@ best effort, which takes messages from reliable and best-effort publishers alike
 The link owners publish the wire traffic on ``hil/wire/<link>/<tx|rx>`` once someone
 listens, so it lands in the bag too. ``ros2 bag info`` and ``ros2 bag play`` read
 the result.
+
+In the one-process runner the recorder can be fed by call instead (:meth:`record`):
+the control loop hands it every operator input (``cmd_vel``, ``robotCommand``) as it
+takes it, and in lockstep the recorder stamps with the simulated clock
+(:meth:`use_clock`). A second DDS reader of those topics could take a message in
+another period than the loop (or miss the first ones before it discovered the
+topic), and the ROS clock follows ``/clock`` through DDS, late under load: either
+made a replay of a loaded run diverge.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import serialize_message
+from rclpy.subscription import Subscription
 
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.errors import HilBridgeError
@@ -58,8 +69,11 @@ class RecorderNode(Node):
             raise HilBringupError(f"{NODE_NAME}: parameter 'path' is empty")
         self.bag = BagWriter(target)
         self.run_options: dict[str, Any] | None = None
-        self._subscribed: set[str] = set()
+        self._subscribed: dict[str, Subscription] = {}
         self._skipped: set[str] = set()
+        #: Topics fed by :meth:`record` instead of a subscription.
+        self._by_call: set[str] = set()
+        self._stamp_clock: Callable[[], float] | None = None
         self.discover()
         self.create_timer(params.as_float("discovery_period"), self.discover)
         self.get_logger().info(f"recording to {target}")
@@ -67,7 +81,7 @@ class RecorderNode(Node):
     def discover(self) -> None:
         """Subscribe to topics that appeared since the last look."""
         for topic, types in self.get_topic_names_and_types():
-            if topic in self._subscribed or topic in self._skipped:
+            if topic in self._subscribed or topic in self._skipped or topic in self._by_call:
                 continue
             msgtype = types[0]
             if not self.bag.knows(msgtype):
@@ -78,18 +92,40 @@ class RecorderNode(Node):
                 info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
                 for info in self.get_publishers_info_by_topic(topic)
             )
-            self.create_subscription(
+            self._subscribed[topic] = self.create_subscription(
                 message_class(msgtype),
                 topic,
                 lambda data, topic=topic, msgtype=msgtype: self.on_message(topic, msgtype, data),
                 _LATCHED if latched else _LIVE,
                 raw=True,
             )
-            self._subscribed.add(topic)
+
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Stamp with ``clock`` (seconds; the simulated clock in lockstep), not the ROS clock."""
+        self._stamp_clock = clock
+
+    def record_by_call(self, topics: list[str]) -> None:
+        """Take ``topics`` (fully qualified) from :meth:`record` only, never from DDS."""
+        for topic in topics:
+            self._by_call.add(topic)
+            subscription = self._subscribed.pop(topic, None)
+            if subscription is not None:
+                self.destroy_subscription(subscription)
+
+    def record(self, topic: str, message: Any) -> None:
+        """Write ``message`` on ``topic`` as taken now by the node that fed it."""
+        kind = type(message)
+        msgtype = f"{kind.__module__.split('.')[0]}/msg/{kind.__name__}"  # a rosidl class: pkg.msg._name
+        self.bag.write(topic, msgtype, self._now_ns(), serialize_message(message))
+
+    def _now_ns(self) -> int:
+        if self._stamp_clock is not None:
+            return round(self._stamp_clock() * 1e9)
+        return int(self.get_clock().now().nanoseconds)
 
     def on_message(self, topic: str, msgtype: str, data: bytes) -> None:
         """Write one serialized message, stamped now."""
-        self.bag.write(topic, msgtype, self.get_clock().now().nanoseconds, data)
+        self.bag.write(topic, msgtype, self._now_ns(), data)
 
     def start(self) -> None:
         """Nothing to start: recording happens in callbacks."""

@@ -100,6 +100,11 @@ class GraphRunner:
                     parameter_overrides=_parameters({"use_sim_time": options.use_sim_time}),
                 )
                 recorder.run_options = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
+                # Operator inputs as the loop took them, not as a second DDS reader got
+                # them (recorder_node): what a replay needs to repeat the run.
+                loop: ControlLoopNode = self.nodes["control_loop"]  # type: ignore[assignment]
+                recorder.record_by_call([loop.cmd_vel_topic, loop.command_topic])
+                loop.input_taps.append(recorder.record)
                 self.nodes["recorder"] = recorder
             if processes:
                 self.proxy = FaultProxy(
@@ -174,6 +179,8 @@ class GraphRunner:
                 self.mcu.use_clock(clock)
             self.loop.use_clock(clock)
             self.sim.use_clock(clock)
+            if "recorder" in self.nodes:
+                self.nodes["recorder"].use_clock(clock)  # type: ignore[attr-defined]
         else:
             if self.proxy is not None:
                 self.proxy.start()

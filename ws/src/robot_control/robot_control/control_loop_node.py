@@ -145,8 +145,15 @@ class ControlLoopNode(Node):
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
         self.station_out = self.create_publisher(String, "robotCommand", qos.COMMAND)
         self.wire = WireTap(self, "command", lines=True)
-        self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, qos.COMMAND)
-        self.create_subscription(String, "robotCommand", self.on_robot_command, qos.COMMAND)
+        self.cmd_vel_topic = self.create_subscription(
+            Twist, "cmd_vel", self.on_cmd_vel, qos.COMMAND
+        ).topic_name
+        self.command_topic = self.create_subscription(
+            String, "robotCommand", self.on_robot_command, qos.COMMAND
+        ).topic_name
+        #: Called with (topic, message) for every operator input as the loop takes it: the
+        #: one-process runner records inputs here, so a replay sees exactly what the loop saw.
+        self.input_taps: list[Callable[[str, Any], None]] = []
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="control-loop", stopping=self._stop)
         self.get_logger().info(
@@ -188,11 +195,15 @@ class ControlLoopNode(Node):
 
     def on_cmd_vel(self, message: Twist) -> None:
         """Latest velocity command."""
+        for tap in self.input_taps:
+            tap(self.cmd_vel_topic, message)
         with self.lock:
             self.loop.cmd_vel(message.linear.x, message.angular.z, self.clock())
 
     def on_robot_command(self, message: String) -> None:
         """A station command: echo heartbeats, log the rest."""
+        for tap in self.input_taps:
+            tap(self.command_topic, message)
         with self.lock:
             result = self.loop.station(message.data, self.clock())
         if result.echo is not None:
