@@ -64,7 +64,7 @@ class Echo(Node):
     def __init__(self) -> None:
         super().__init__("bench_echo")
         for kind, msg_type in TYPES.items():
-            pub = self.create_publisher(msg_type, f"bench/pong_{kind}", qos.SENSOR)
+            pub = self.create_publisher(msg_type, f"bench/pong_{kind}", qos.PUBLISHER)
             self.create_subscription(msg_type, f"bench/ping_{kind}", pub.publish, qos.SENSOR)
 
 
@@ -73,7 +73,7 @@ class Pinger(Node):
 
     def __init__(self) -> None:
         super().__init__("bench_pinger")
-        self.pubs = {k: self.create_publisher(t, f"bench/ping_{k}", qos.SENSOR) for k, t in TYPES.items()}
+        self.pubs = {k: self.create_publisher(t, f"bench/ping_{k}", qos.PUBLISHER) for k, t in TYPES.items()}
         self.arrived: dict[str, dict[int, float]] = {k: {} for k in TYPES}
         for kind, msg_type in TYPES.items():
             self.create_subscription(

@@ -1,9 +1,15 @@
-"""The QoS profiles of every HIL topic, chosen in this one place.
+"""The QoS profiles of every HIL topic, chosen in this one place (REP-2003).
 
-Sensors and telemetry are streams where only the newest sample matters, so they use
-the ROS sensor-data profile (best effort, shallow queue). State a late joiner must
-still get (``robot_description``, world layout) is latched with transient-local
-durability. Commands and link traffic are reliable so a STOP is never dropped.
+* Every publisher uses the system default, reliable (:data:`PUBLISHER`), so any
+  subscriber connects: a reliable subscriber (``create_subscription(..., 10)``, what
+  ``ros2 topic echo`` and most user code ask for) gets nothing from a best-effort
+  publisher, while a best-effort subscriber takes from a reliable one.
+* Subscribers of streams (sensors, telemetry, signals, odometry) choose the
+  sensor-data profile (:data:`SENSOR`: best effort, shallow queue, newest wins).
+* Commands (``cmd_vel``, ``robotCommand``) are subscribed reliably (:data:`COMMAND`)
+  so a STOP is never dropped.
+* State a late joiner must still get (``robot_description``, world markers) is
+  latched: transient local (:data:`LATCHED`), publisher and subscriber alike.
 """
 
 from rclpy.qos import (
@@ -14,16 +20,19 @@ from rclpy.qos import (
     qos_profile_sensor_data,
 )
 
-#: Sensor readings, telemetry and signal streams: newest sample wins.
-SENSOR: QoSProfile = qos_profile_sensor_data
-
-#: Commands (``cmd_vel``, ``robotCommand``) and status: reliable, short queue.
-COMMAND: QoSProfile = QoSProfile(
+#: Every publisher of a stream, a command or a status: the system default (reliable, keep last 10).
+PUBLISHER: QoSProfile = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
     depth=10,
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.VOLATILE,
 )
+
+#: Subscribers of sensor readings, telemetry and signal streams: newest sample wins.
+SENSOR: QoSProfile = qos_profile_sensor_data
+
+#: Subscribers (and publishers) of commands (``cmd_vel``, ``robotCommand``) and status: reliable.
+COMMAND: QoSProfile = PUBLISHER
 
 #: Late-joiner state (``robot_description``, static world markers): latched.
 LATCHED: QoSProfile = QoSProfile(

@@ -22,7 +22,7 @@ class WireTap:
         self.link = link
         self.lines = lines
         self._publishers = {
-            direction: node.create_publisher(WireChunk, f"hil/wire/{link}/{direction}", qos.COMMAND)
+            direction: node.create_publisher(WireChunk, f"hil/wire/{link}/{direction}", qos.PUBLISHER)
             for direction in ("tx", "rx")
         }
         self._partial = {"tx": b"", "rx": b""}

@@ -1,11 +1,17 @@
-"""The QoS profiles: sensor streams best effort, commands reliable, state latched."""
+"""The QoS profiles (REP-2003): publishers reliable, stream subscribers best effort, state latched."""
 
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 
 from hil_bridge import qos
 
 
-def test_sensor_streams_are_best_effort_and_volatile() -> None:
+def test_publishers_are_reliable_so_a_default_qos_subscriber_connects() -> None:
+    assert qos.PUBLISHER.reliability == ReliabilityPolicy.RELIABLE
+    assert qos.PUBLISHER.durability == DurabilityPolicy.VOLATILE
+    assert qos.PUBLISHER.depth == 10
+
+
+def test_sensor_stream_subscribers_are_best_effort_and_volatile() -> None:
     assert qos.SENSOR.reliability == ReliabilityPolicy.BEST_EFFORT
     assert qos.SENSOR.durability == DurabilityPolicy.VOLATILE
 

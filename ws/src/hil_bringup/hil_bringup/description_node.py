@@ -54,7 +54,7 @@ class DescriptionNode(Node):
         self.create_publisher(String, "robot_description", qos.LATCHED).publish(String(data=self.urdf))
         static = self.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
         static.publish(TFMessage(transforms=[self.transform(j, 0.0) for j in all_joints if j.fixed]))
-        self.tf = self.create_publisher(TFMessage, "tf", qos.COMMAND)
+        self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, qos.SENSOR)
 
     def transform(self, joint: Joint, position: float, stamp: object = None) -> TransformStamped:

@@ -38,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rclpy.init()
     node = rclpy.create_node("hil_teleop", namespace=args.namespace or None)
-    cmd_vel = node.create_publisher(Twist, "cmd_vel", qos.COMMAND)
-    command = node.create_publisher(String, "robotCommand", qos.COMMAND)
+    cmd_vel = node.create_publisher(Twist, "cmd_vel", qos.PUBLISHER)
+    command = node.create_publisher(String, "robotCommand", qos.PUBLISHER)
     teleop = Teleop()
     saved = termios.tcgetattr(sys.stdin)
     print(HELP, flush=True)

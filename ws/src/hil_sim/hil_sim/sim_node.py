@@ -137,7 +137,7 @@ class RobotTopics:
         events = None if qos_events else PublisherEventCallbacks(use_default_callbacks=False)
 
         def publisher(kind: Any, name: str) -> Any:
-            return node.create_publisher(kind, f"{prefix}{name}", qos.SENSOR, event_callbacks=events)
+            return node.create_publisher(kind, f"{prefix}{name}", qos.PUBLISHER, event_callbacks=events)
 
         self.prefix = prefix
         self.odom = publisher(Odometry, "odom")
@@ -215,10 +215,10 @@ class SimNode(Node):
         #: When set, called after every signal period with robot 0's sensor signals (the
         #: one-process runner hands them to the bridge without DDS).
         self.on_outputs: Callable[[list[tuple[str, str, float]]], None] | None = None
-        self.tf = self.create_publisher(TFMessage, "tf", qos.COMMAND)
-        self.clock = self.create_publisher(Clock, "clock", qos.COMMAND)
+        self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
+        self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
         self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self.create_service(Trigger, "reset_world", self.on_reset)
         self.create_service(TeleportRobot, "teleport", self.on_teleport)
         self._warned: set[str] = set()

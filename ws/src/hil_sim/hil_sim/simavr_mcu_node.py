@@ -119,7 +119,7 @@ class SimavrMcuNode(Node):
         self._start_time = 0.0
         self._next_report = 0.0
         self._previous: tuple[float, float, float] | None = None  # wall, avr seconds, dropped
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)
         command_port, signal_port = params.as_str("command_port"), params.as_str("signal_port")

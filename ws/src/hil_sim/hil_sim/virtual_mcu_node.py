@@ -96,7 +96,7 @@ class VirtualMcuNode(Node):
         self.mcu = VirtualMcu(config, start=self.clock())
         #: Bytes a full tty did not take, per link.
         self.unwritten = {"command": 0, "signal": 0}
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="virtual-mcu", stopping=self._stop)
         command_port, signal_port = params.as_str("command_port"), params.as_str("signal_port")

@@ -140,10 +140,10 @@ class ControlLoopNode(Node):
         self.stats = LoopStats()
         self.lock = threading.Lock()
 
-        self.telemetry = self.create_publisher(TelemetryMsg, "telemetry", qos.SENSOR)
-        self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.COMMAND)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.COMMAND)
-        self.station_out = self.create_publisher(String, "robotCommand", qos.COMMAND)
+        self.telemetry = self.create_publisher(TelemetryMsg, "telemetry", qos.PUBLISHER)
+        self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.station_out = self.create_publisher(String, "robotCommand", qos.PUBLISHER)
         self.wire = WireTap(self, "command", lines=True)
         self.cmd_vel_topic = self.create_subscription(
             Twist, "cmd_vel", self.on_cmd_vel, qos.COMMAND
