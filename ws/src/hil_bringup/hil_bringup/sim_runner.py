@@ -11,6 +11,13 @@ and ``metrics.json``; the last lines printed name both.
     hil_sim_runner                          # real time, until Ctrl-C
     hil_sim_runner --headless --duration 120 --rtf 0
     make sim ARGS="--headless --duration 60 --rtf 0 --record /tmp/run1"
+    make sim ARGS="--headless --rtf 0 --until-done"   # until the task is done
+
+With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
+robot 0 within the light's reference distance) has been done for a settle second;
+``metrics.json`` records ``done`` and ``done_at_s``. Exit status: 0, or with
+``--until-done`` 1 if ``--duration`` ran out before the task was done; 2 on a bad
+configuration.
 """
 
 from __future__ import annotations
@@ -23,9 +30,10 @@ import time
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 
 from hil_bridge.errors import HilBridgeError
+from hil_bringup.core.done import DonePredicate, DoneWatch, task_done
 from hil_bringup.core.graph import BEHAVIOURS, GraphOptions
 from hil_bringup.core.report import RunLog, write_report
 from hil_bringup.errors import HilBringupError
@@ -35,6 +43,8 @@ from robot_control.errors import RobotControlError
 
 #: Simulated seconds between trajectory samples of the report.
 SAMPLE_PERIOD = 0.05
+#: Why a run ended.
+Ending = Literal["done", "duration", "boards", "stopped"]
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -71,6 +81,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--faults", action="store_true", help="link fault proxy on the command link")
     parser.add_argument(
         "--until-boards-down", type=int, default=0, help="stop once this many boards are down"
+    )
+    parser.add_argument(
+        "--until-done",
+        action="store_true",
+        help="stop once the behaviour's task is done (boards: all down; light: robot 0 at the light),"
+        " after a settle second; exit 1 if --duration runs out first",
     )
     parser.add_argument(
         "--report-dir", default="", help="folder for report.png and metrics.json (default: runs/<time>)"
@@ -137,8 +153,21 @@ def render(status: dict[str, Any]) -> Any:
     return table
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the graph until the duration, the boards or Ctrl-C; write the report."""
+def run(args: argparse.Namespace, *, done: DonePredicate | None = None) -> int:
+    """Run the graph until the duration, the boards, the task or Ctrl-C; write the report.
+
+    Args:
+        args: the parsed options (:func:`parse`).
+        done: the task's done predicate; None: the behaviour's (:func:`task_done`).
+
+    Raises:
+        HilBringupError: ``--until-done`` with a behaviour that has no task.
+    """
+    if args.until_done and done is None and not args.behaviour:
+        raise HilBringupError("--until-done needs a behaviour with a task (boards or light); MANUAL has none")
+    if done is None and args.behaviour:
+        done = task_done(args.behaviour)
+    watch = DoneWatch(done) if done is not None else None
     options = GraphOptions(
         robots=args.robots,
         rtf=args.rtf,
@@ -167,12 +196,17 @@ def run(args: argparse.Namespace) -> int:
         f"({'lockstep, as fast as possible' if runner.lockstep else f'rtf {options.rtf:g}'})",
         flush=True,
     )
+    ending: Ending = "stopped"
     try:
         runner.start()
-        _drive(runner, args, status, log, stop)
+        ending = _drive(runner, args, status, log, stop, watch=watch)
     finally:
         snapshot = status.snapshot()
         log.metrics.update(_metrics(snapshot, runner, options))
+        log.metrics["done"] = watch.done if watch is not None else None
+        log.metrics["done_at_s"] = (
+            round(watch.done_at, 3) if watch is not None and watch.done_at is not None else None
+        )
         runner.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -181,14 +215,26 @@ def run(args: argparse.Namespace) -> int:
         f"hil_sim_runner: {snapshot['boards_down']} of {snapshot['boards']} boards down "
         f"in {snapshot['sim_time']:.1f} s simulated ({snapshot['wall_time']:.1f} s wall)"
     )
+    if watch is not None:
+        print(
+            f"hil_sim_runner: task done at {watch.done_at:.1f} s simulated"
+            if watch.done_at is not None
+            else "hil_sim_runner: task not done"
+        )
     print(f"metrics: {metrics_path}")
     print(f"picture: {picture_path}", flush=True)
-    return 0
+    return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
 
 
 def _drive(
-    runner: GraphRunner, args: argparse.Namespace, status: Status, log: RunLog, stop: threading.Event
-) -> None:
+    runner: GraphRunner,
+    args: argparse.Namespace,
+    status: Status,
+    log: RunLog,
+    stop: threading.Event,
+    *,
+    watch: DoneWatch | None,
+) -> Ending:
     sim_node = runner.sim
     sim = sim_node.sim
     next_sample = 0.0
@@ -199,8 +245,9 @@ def _drive(
 
         live = Live(render(status.snapshot()), refresh_per_second=4)
         live.start()
+    ending: Ending | None = None
     try:
-        while not stop.is_set():
+        while ending is None and not stop.is_set():
             if runner.lockstep:
                 runner.step()
             else:
@@ -217,11 +264,9 @@ def _drive(
                         [bool(s) for s in sim.geometry.standing],
                     )
                 down = sim.geometry.boards_down
-            if args.duration and t >= args.duration:
-                break
-            if args.until_boards_down and down >= args.until_boards_down:
-                break
-            if time.monotonic() >= next_print:
+                settled = watch is not None and watch.update(t, sim)
+            ending = _ending(args, t, down, settled=settled)
+            if ending is None and time.monotonic() >= next_print:
                 next_print = time.monotonic() + (0.25 if live else 5.0)
                 snapshot = status.snapshot()
                 if live is not None:
@@ -244,6 +289,18 @@ def _drive(
             )
         if live is not None:
             live.stop()
+    return ending or "stopped"
+
+
+def _ending(args: argparse.Namespace, t: float, down: int, *, settled: bool) -> Ending | None:
+    """Why the run ends at simulated time ``t``, if it does."""
+    if args.until_done and settled:
+        return "done"
+    if args.duration and t >= args.duration:
+        return "duration"
+    if args.until_boards_down and down >= args.until_boards_down:
+        return "boards"
+    return None
 
 
 def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOptions) -> dict[str, Any]:

@@ -75,3 +75,68 @@ def test_bad_option_exits_2_with_the_reason(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "missing.yaml" in result.stderr
+
+
+ONE_BOARD_WORLD = """\
+arena: {width: 4.0, height: 4.0}
+start: {x: 0.0, y: 0.0, yaw: 0.0}
+boards:
+  items:
+    - {x: 0.4, y: 0.0, yaw: 3.14159}
+"""
+
+
+@pytest.mark.ros
+def test_until_done_ends_a_run_a_settle_second_after_the_last_board_falls(tmp_path: Path) -> None:
+    world = tmp_path / "one_board.yaml"
+    world.write_text(ONE_BOARD_WORLD)
+    report = tmp_path / "report"
+    result = subprocess.run(
+        runner_command(
+            "--headless", "--rtf", "0", "--until-done", "--duration", "60",
+            "--world", str(world), "--report-dir", str(report),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    metrics = json.loads((report / "metrics.json").read_text())
+    assert metrics["done"] is True and metrics["boards_down"] == metrics["boards"] == 1
+    assert metrics["done_at_s"] < 60.0
+    # Settled for one second of simulated time, ended within a signal period (5 ms) of it
+    # (both figures are rounded to the millisecond).
+    assert 1.0 - 0.001 <= metrics["sim_duration_s"] - metrics["done_at_s"] <= 1.0 + 0.006
+    assert f"task done at {metrics['done_at_s']:.1f} s" in result.stdout
+
+
+@pytest.mark.ros
+def test_until_done_exits_1_when_the_duration_runs_out_first(tmp_path: Path) -> None:
+    report = tmp_path / "report"
+    result = subprocess.run(
+        runner_command(
+            "--headless", "--rtf", "0", "--until-done", "--duration", "1", "--report-dir", str(report)
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    metrics = json.loads((report / "metrics.json").read_text())
+    assert metrics["done"] is False and metrics["done_at_s"] is None
+    assert metrics["boards_down"] < metrics["boards"]
+    assert result.stdout.strip().splitlines()[-1] == f"picture: {report / 'report.png'}"
+
+
+def test_until_done_without_a_task_exits_2_naming_it(tmp_path: Path) -> None:
+    result = subprocess.run(
+        runner_command("--headless", "--behaviour", "", "--until-done", "--report-dir", str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "--until-done" in result.stderr and "MANUAL" in result.stderr
