@@ -28,6 +28,7 @@ setup(
             "hil_link_proxy = hil_bridge.link_proxy:main",
             "hil_platform_emulator = hil_bridge.platform_emulator:main",
             "hil_sketch = hil_bridge.sketch_tool:main",
+            "motion_platform = hil_bridge.motion_platform_node:main",
         ],
     },
 )

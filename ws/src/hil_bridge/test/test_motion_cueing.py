@@ -221,17 +221,24 @@ def test_estimator_smoothing_damps_a_glitch_and_keeps_a_constant_acceleration() 
 
 @pytest.mark.parametrize(
     ("stamp", "linear", "match"),
-    [
-        (0.0, (0.1, 0.0, 0.0), "not after"),
-        (-1.0, (0.1, 0.0, 0.0), "not after"),
-        (2.0, (math.nan, 0, 0), "linear"),
-    ],
+    [(0.0, (0.1, 0.0, 0.0), "repeats"), (2.0, (math.nan, 0.0, 0.0), "linear"), (math.inf, ZERO, "stamp")],
 )
-def test_estimator_refuses_bad_samples_and_keeps_its_state(stamp: float, linear: tuple, match: str) -> None:
+def test_estimator_refuses_bad_samples_and_keeps_its_state(
+    stamp: float, linear: tuple[float, ...], match: str
+) -> None:
     estimator = AccelerationEstimator()
     estimator.update(0.0, (0.0, 0.0, 0.0), ZERO)
     with pytest.raises(HilBridgeError, match=match):
         estimator.update(stamp, linear, ZERO)
+    result = estimator.update(0.1, (0.1, 0.0, 0.0), ZERO)
+    assert result is not None
+    assert result[0][0] == pytest.approx(1.0)
+
+
+def test_estimator_starts_afresh_when_time_goes_back() -> None:
+    estimator = AccelerationEstimator()
+    estimator.update(10.0, (1.0, 0.0, 0.0), ZERO)
+    assert estimator.update(0.0, (0.0, 0.0, 0.0), ZERO) is None  # the simulation was reset
     result = estimator.update(0.1, (0.1, 0.0, 0.0), ZERO)
     assert result is not None
     assert result[0][0] == pytest.approx(1.0)

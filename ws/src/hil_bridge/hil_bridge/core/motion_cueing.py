@@ -90,7 +90,7 @@ class CueingConfig:
     tilt_scale: float = 1.0
     tilt_frequency: float = 3.0
     tilt_damping: float = 1.0
-    tilt_rate_limit: float = math.radians(3.0)
+    tilt_rate_limit: float = 0.0524  # 3 deg/s
     rotation_scale: float = 0.5
     rotation_frequency: float = 2.0
     rotation_damping: float = 1.0
@@ -365,8 +365,11 @@ class AccelerationEstimator:
             linear: Linear velocity in the body frame (m/s).
             angular: Angular velocity in the body frame (rad/s).
 
+        A stamp before the previous one (the simulation was reset, a bag looped)
+        starts afresh from this sample.
+
         Raises:
-            HilBridgeError: If a value is not finite or ``stamp`` is not after the
+            HilBridgeError: If a value is not finite or ``stamp`` repeats the
                 previous sample's; the estimator is then unchanged.
         """
         if not math.isfinite(stamp):
@@ -374,12 +377,10 @@ class AccelerationEstimator:
         v = _vector(linear, "twist linear")
         w = _vector(angular, "twist angular")
         last = self._last
-        if last is not None and stamp <= last[0]:
-            raise HilBridgeError(
-                f"twist: stamp {stamp:.6f} s is not after the previous one ({last[0]:.6f} s)"
-            )
+        if last is not None and stamp == last[0]:
+            raise HilBridgeError(f"twist: stamp {stamp:.6f} s repeats the previous sample's")
         self._last = (stamp, v, w)
-        if last is None or stamp - last[0] > self.max_gap:
+        if last is None or not 0 < stamp - last[0] <= self.max_gap:
             self._acceleration = None
             return None
         dt = stamp - last[0]
