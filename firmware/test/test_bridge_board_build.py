@@ -43,3 +43,15 @@ def test_a_bridge_board_for_each_single_device_builds(build_dir: Path, device: s
     set_file = build_dir / f"{device}.yaml"
     set_file.write_text(f"devices:\n  - {{name: {device}_0, device: {device}}}\n")
     generate_and_build(set_file, build_dir / f"only_{device}")
+
+
+def test_thesis_example_bridge_board_builds(build_dir: Path) -> None:
+    """The thesis-format HC-SR04 (JSON + .hlr, loaded unchanged) beside devices of ours."""
+    examples = CONFIG / "thesis_examples"
+    library = load_device_library([CONFIG / "devices", examples])
+    devices = load_device_set(examples / "thesis_devices.yaml", library)
+    wiring = autowire(needs_of(devices, TEMPLATES))
+    sketch = build_dir / "thesis" / "sketch" / "thesis_bridge"
+    write_sketch(sketch, generate_sketch(devices, wiring, TEMPLATES, name="thesis_bridge"))
+    result = build_sketch(sketch, build_dir / "thesis" / "build", libraries=[FIRMWARE / "libraries"])
+    result.size.check(flash_margin=0.1, ram_margin=0.25)

@@ -150,3 +150,78 @@ def test_decoder_resyncs_after_a_lost_byte() -> None:
     c = HostFrames(IDS)
     assert c.feed(first[:5] + first[6:] + second) == [(4, 5, 6)]
     assert c.stats()["bad_ids"] >= 1
+
+
+# --- signal ids: any byte but 0xFF, any order in a frame ------------------------------------
+
+
+@pytest.mark.parametrize("vector", VECTORS["frames"], ids=lambda v: v["name"])
+def test_frame_vectors(vector: dict[str, Any]) -> None:
+    c = HostFrames(vector["ids"], checked=vector["checked"])
+    assert [list(frame) for frame in c.feed(bytes.fromhex(vector["stream"]))] == vector["frames"]
+    assert {key: c.stats()[key] for key in vector["stats"]} == vector["stats"]
+
+
+def any_order_stream(ids: list[int], checked: bool, plan: Any) -> bytes:
+    """Frames of ``ids`` (codes, fault, noise, order) with their signals in the drawn order."""
+    data = b""
+    seq = 0
+    for codes, fault, noise, order in plan:
+        # order may repeat a signal and leave another out: a frame to refuse.
+        encoder = FrameEncoder([SignalSlot(ids[k], "device", SLOTS[0].spec) for k in order], checked=checked)
+        encoder.seq = seq
+        frame = encoder.encode_raw([codes[k] for k in order])
+        seq = encoder.seq
+        if fault == 1:
+            frame = frame[: len(frame) // 2]
+        elif fault == 2:
+            frame = frame[:-1] + bytes([frame[-1] ^ 0x01])
+        elif fault == 3:
+            frame = b""
+        data += noise + frame
+    return data
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 254), min_size=1, max_size=6, unique=True),
+    st.booleans(),
+    st.data(),
+)
+def test_decoder_matches_the_python_decoder_for_any_ids_in_any_order(
+    ids: list[int], checked: bool, data: st.DataObject
+) -> None:
+    n = len(ids)
+    orders = st.one_of(st.permutations(range(n)), st.lists(st.integers(0, n - 1), min_size=n, max_size=n))
+    plan = data.draw(
+        st.lists(
+            st.tuples(
+                st.lists(st.integers(-32768, 32767), min_size=n, max_size=n),
+                st.integers(0, 3),
+                st.binary(max_size=4),
+                orders,
+            ),
+            max_size=8,
+        )
+    )
+    stream = any_order_stream(ids, checked, plan)
+    slots = [SignalSlot(i, "device", SLOTS[0].spec) for i in ids]
+    python, c = FrameDecoder(slots, checked=checked), HostFrames(ids, checked=checked)
+    assert c.feed(stream) == [f.raw for f in python.feed(stream)]
+    stats = python.stats
+    assert c.stats() == {
+        "frames": stats.frames,
+        "bad_ids": stats.bad_ids,
+        "bad_crc": stats.bad_crc,
+        "duplicates": stats.duplicates,
+        "lost": stats.lost,
+        "skipped_bytes": stats.skipped_bytes,
+    }
+
+
+def test_a_frame_of_255_signals_decodes() -> None:
+    # 766 bytes: more than the 8-bit frame length the decoder once had.
+    ids = list(range(254, -1, -1))
+    codes = [i * 100 - 12000 for i in range(255)]
+    frame = FrameEncoder([SignalSlot(i, "device", SLOTS[0].spec) for i in ids]).encode_raw(codes)
+    assert HostFrames(sorted(ids)).feed(frame) == [tuple(reversed(codes))]

@@ -73,9 +73,10 @@ void hil_frame_encoder_init(hil_frame_encoder *encoder, uint8_t checked) {
     encoder->seq = 0;
 }
 
-uint8_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint8_t n,
-                         uint8_t *out) {
-    uint8_t length = 0, i;
+uint16_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint8_t n,
+                          uint8_t *out) {
+    uint16_t length = 0;
+    uint8_t i;
     uint16_t crc;
     out[length++] = HIL_SIGNAL_START;
     if (encoder->checked) {
@@ -100,7 +101,7 @@ void hil_frame_decoder_init(hil_frame_decoder *decoder, const uint8_t *ids, uint
     decoder->ids = ids;
     decoder->count = count;
     decoder->checked = checked;
-    decoder->size = (uint8_t)HIL_FRAME_SIZE(count, checked);
+    decoder->size = (uint16_t)HIL_FRAME_SIZE(count, checked);
     decoder->buffer = buffer;
 }
 
@@ -112,7 +113,7 @@ void hil_frame_decoder_reset(hil_frame_decoder *decoder) {
 /* The candidate at the buffer's start is not a frame: look for the next start byte
  * after it; what lies before that is skipped. */
 static void resync(hil_frame_decoder *d) {
-    uint8_t i;
+    uint16_t i;
     for (i = 1; i < d->length; i++) {
         if (d->buffer[i] == HIL_SIGNAL_START) {
             break;
@@ -120,13 +121,50 @@ static void resync(hil_frame_decoder *d) {
     }
     d->skipped_bytes += (uint32_t)(i - 1);
     memmove(d->buffer, d->buffer + i, (size_t)(d->length - i));
-    d->length = (uint8_t)(d->length - i);
+    d->length = (uint16_t)(d->length - i);
+}
+
+/* The index of id among the expected ids (count: not one of them). */
+static uint8_t slot_of(const hil_frame_decoder *d, uint8_t id) {
+    uint8_t j;
+    for (j = 0; j < d->count; j++) {
+        if (d->ids[j] == id) {
+            break;
+        }
+    }
+    return j;
+}
+
+#define IDS_BAD 0
+#define IDS_IN_ORDER 1
+#define IDS_REORDERED 2
+
+/* Whether the signals starting at first (3 bytes each) carry the expected ids: in
+ * order (the usual case, no search), in another order with each id once, or not. */
+static uint8_t match_ids(const hil_frame_decoder *d, const uint8_t *first) {
+    uint8_t seen[32]; /* a bit per id */
+    uint8_t i, id;
+    for (i = 0; i < d->count && first[3 * i] == d->ids[i]; i++) {
+    }
+    if (i == d->count) {
+        return IDS_IN_ORDER;
+    }
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < d->count; i++) {
+        id = first[3 * i];
+        if (slot_of(d, id) == d->count || (seen[id >> 3] & (1u << (id & 7)))) {
+            return IDS_BAD;
+        }
+        seen[id >> 3] = (uint8_t)(seen[id >> 3] | (1u << (id & 7)));
+    }
+    return IDS_REORDERED;
 }
 
 uint8_t hil_frame_feed(hil_frame_decoder *d, uint8_t byte, int16_t *raw) {
     uint8_t *frame = d->buffer;
     uint8_t offset = d->checked ? 2 : 1;
-    uint8_t i;
+    uint8_t i, order;
+    const uint8_t *signal;
     if (d->length == 0) {
         if (byte != HIL_SIGNAL_START) {
             d->skipped_bytes++;
@@ -137,12 +175,11 @@ uint8_t hil_frame_feed(hil_frame_decoder *d, uint8_t byte, int16_t *raw) {
     if (d->length < d->size) {
         return 0;
     }
-    for (i = 0; i < d->count; i++) {
-        if (frame[offset + 3 * i] != d->ids[i]) {
-            d->bad_ids++;
-            resync(d);
-            return 0;
-        }
+    order = match_ids(d, frame + offset);
+    if (order == IDS_BAD) {
+        d->bad_ids++;
+        resync(d);
+        return 0;
     }
     if (d->checked) {
         uint16_t crc = (uint16_t)((uint16_t)frame[d->size - 2] << 8 | frame[d->size - 1]);
@@ -166,7 +203,9 @@ uint8_t hil_frame_feed(hil_frame_decoder *d, uint8_t byte, int16_t *raw) {
         d->seq = seq;
     }
     for (i = 0; i < d->count; i++) {
-        raw[i] = (int16_t)(uint16_t)((uint16_t)frame[offset + 3 * i + 1] << 8 | frame[offset + 3 * i + 2]);
+        signal = frame + offset + 3 * i;
+        raw[order == IDS_IN_ORDER ? i : slot_of(d, signal[0])] =
+            (int16_t)(uint16_t)((uint16_t)signal[1] << 8 | signal[2]);
     }
     d->length = 0;
     d->frames++;

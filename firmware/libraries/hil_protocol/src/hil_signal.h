@@ -1,7 +1,7 @@
 /* Signal frames of the signal link (DESIGN.md "Signal protocol"), the MCU side's codec.
  *
- * Plain frame: 0xFF, then N signals [id][hi][lo] (id never 0xFF, value a big-endian
- * int16). Checked frame: 0xFF [seq] [id hi lo]*N [crc_hi crc_lo], the CRC-16/CCITT-FALSE
+ * Plain frame: 0xFF, then N signals [id][hi][lo] (id any byte but 0xFF, value a
+ * big-endian int16). Checked frame: 0xFF [seq] [id hi lo]*N [crc_hi crc_lo], the CRC-16/CCITT-FALSE
  * over seq and the signals. A signal's range [min, max] maps onto -32768..32767:
  * INTEGER signals with Arduino map() (plain) or the rounding map (checked) in 32-bit
  * arithmetic, FLOAT signals linearly in floating point, truncated (plain) or rounded
@@ -9,7 +9,8 @@
  * the PC's by one near a rounding boundary (documented in DESIGN.md).
  *
  * The decoder takes one byte at a time, keeps one frame's bytes in a buffer the caller
- * gives it, and resynchronises at the next start byte after a lost byte, a corrupted
+ * gives it, accepts a frame's signals in any order (each expected id exactly once;
+ * frames in the expected order cost no search), and resynchronises at the next start byte after a lost byte, a corrupted
  * frame or a start in mid-frame; its counters match hil_bridge's Python decoder.
  */
 #ifndef HIL_SIGNAL_H
@@ -49,18 +50,18 @@ typedef struct {
 } hil_frame_encoder;
 
 void hil_frame_encoder_init(hil_frame_encoder *encoder, uint8_t checked);
-/* One frame of the n signals ids[i] carrying raw[i]; out holds HIL_FRAME_SIZE(n, checked)
- * bytes. Returns the frame's size. */
-uint8_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint8_t n,
+/* One frame of the n signals ids[i] carrying raw[i], in that order; out holds
+ * HIL_FRAME_SIZE(n, checked) bytes. Returns the frame's size. */
+uint16_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint8_t n,
                          uint8_t *out);
 
 typedef struct {
-    const uint8_t *ids; /* the expected ids, in order */
+    const uint8_t *ids; /* the expected ids, distinct; raw[i] is ids[i]'s value */
     uint8_t count;
     uint8_t checked;
-    uint8_t size;       /* HIL_FRAME_SIZE(count, checked) */
+    uint16_t size;      /* HIL_FRAME_SIZE(count, checked) */
     uint8_t *buffer;    /* size bytes, the caller's */
-    uint8_t length;
+    uint16_t length;
     uint8_t have_seq;
     uint8_t expected_seq;
     uint8_t seq;        /* of the last frame decoded (checked mode) */
@@ -76,7 +77,8 @@ void hil_frame_decoder_init(hil_frame_decoder *decoder, const uint8_t *ids, uint
                             uint8_t *buffer);
 /* Forget a partial frame and the sequence; counters are kept. */
 void hil_frame_decoder_reset(hil_frame_decoder *decoder);
-/* Feed one byte. Returns 1 when it completed a valid frame: raw[0..count) filled. */
+/* Feed one byte. Returns 1 when it completed a valid frame: raw[0..count) filled, raw[i]
+ * holding the value of the signal ids[i] wherever it was in the frame. */
 uint8_t hil_frame_feed(hil_frame_decoder *decoder, uint8_t byte, int16_t *raw);
 
 #ifdef __cplusplus

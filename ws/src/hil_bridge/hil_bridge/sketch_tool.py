@@ -3,16 +3,21 @@
     hil_sketch autowire robot_devices.yaml -o wiring.yaml        # pins for every signal
     hil_sketch generate robot_devices.yaml --wiring wiring.yaml -o firmware/bridge_board
     hil_sketch build firmware/bridge_board --libraries firmware/libraries
+    hil_sketch import thesis/hc_sr04.json -o my_devices    # thesis format -> ours
 
 ``generate`` without ``--wiring`` autowires and writes ``wiring.yaml`` beside the
 sketch. Device configs come from hil_bridge's library (``config/devices``) plus any
-``--devices`` folder; handler templates from ``config/handlers`` plus ``--handlers``.
+``--devices`` folder or file, in our format or the HIL thesis' (recognised by its
+handler; its ``.hlr`` file is read too); handler templates from ``config/handlers``
+plus ``--handlers``. ``import`` rewrites thesis configs in our format: ``<name>.json``
+and, for a handler file, ``<name>.tmpl`` beside it, and names the fields it ignored.
 Exit status: 0 done, 2 a bad input (the message names the file and key).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -27,6 +32,7 @@ from hil_bridge.core.sketch_gen import (
     needs_of,
     write_sketch,
 )
+from hil_bridge.core.thesis_import import load_thesis_device, native_device
 from hil_bridge.core.wiring import autowire, check_wiring, describe, load_wiring
 from hil_bridge.errors import HilBridgeError
 
@@ -66,7 +72,26 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--board", choices=sorted(BOARDS), default="nano")
     build.add_argument("-D", dest="defines", action="append", default=[], help="NAME=VALUE macro")
     build.add_argument("--out", type=Path, help="build folder (default: <sketch>/build)")
+    imports = sub.add_parser("import", help="rewrite HIL thesis device configs (+ .hlr) in our format")
+    imports.add_argument("configs", type=Path, nargs="+", help="thesis device config JSON files")
+    imports.add_argument("-o", "--output", type=Path, required=True, help="folder for the converted files")
     return parser
+
+
+def _import(configs: list[Path], output: Path) -> int:
+    output.mkdir(parents=True, exist_ok=True)
+    for path in configs:
+        device = load_thesis_device(path)
+        name = device.config.name
+        handler = device.config.handler
+        if handler is not None and handler.text:
+            (output / f"{name}.tmpl").write_text(handler.text)
+        native = native_device(device, template_file=f"{name}.tmpl")
+        (output / f"{name}.json").write_text(json.dumps(native, indent=2) + "\n")
+        print(f"{path} -> {output / name}.json" + (f" + {name}.tmpl" if handler and handler.text else ""))
+        for field in device.ignored:
+            print(f"  ignored: {field}")
+    return 0
 
 
 def _link(args: argparse.Namespace) -> tuple[list[DeviceInstance], dict[str, HandlerTemplate]]:
@@ -94,6 +119,8 @@ def run(argv: list[str] | None = None) -> int:
         result.size.check()
         print(f"hex: {result.hex}")
         return 0
+    if args.command == "import":
+        return _import(args.configs, args.output)
     devices, templates = _link(args)
     needs = needs_of(devices, templates)
     if args.command == "autowire":

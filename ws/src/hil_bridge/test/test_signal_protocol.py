@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from hil_bridge.core.signal_protocol import (
     FrameDecoder,
     FrameEncoder,
     SignalLayout,
+    SignalSlot,
     arduino_map,
     rounding_map,
 )
@@ -62,6 +64,11 @@ def spec(
 
 def layout_of(*specs: SignalSpec) -> SignalLayout:
     return SignalLayout([DeviceInstance("dev", DeviceConfig("dev", tuple(specs)))])
+
+
+def raw_slots(ids: list[int]) -> list[SignalSlot]:
+    """Slots with the given ids whose codes are their values (full int16 range)."""
+    return [SignalSlot(i, "dev", spec(f"s{k}", RAW_MIN, RAW_MAX - 1)) for k, i in enumerate(ids)]
 
 
 DEMO = SignalLayout(
@@ -321,3 +328,98 @@ def test_out_of_range_value_is_clamped_and_counted_and_nan_sends_the_default() -
 def test_encoder_refuses_a_wrong_number_of_values() -> None:
     with pytest.raises(HilBridgeError, match="expected 9 values, got 2"):
         FrameEncoder(DEMO.outputs).encode([1, 2])
+
+
+# --- signal ids: explicit, any byte but 0xFF, any order in a frame ----------------------------
+
+
+def test_explicit_ids_are_kept_and_the_others_take_the_lowest_free_ids() -> None:
+    led = DeviceConfig("led", (spec("active", 0, 1, out=False),))
+    sonar = DeviceConfig("sonar", (replace(spec("distance", 0, 200), id=1), spec("spare", 0, 1)))
+    layout = SignalLayout(
+        [DeviceInstance("a", led), DeviceInstance("b", sonar), DeviceInstance("c", led, {"active": 254})]
+    )
+    assert [(s.key, s.id) for s in layout.slots] == [
+        (("a", "active"), 0),
+        (("b", "distance"), 1),
+        (("b", "spare"), 2),
+        (("c", "active"), 254),
+    ]
+
+
+def test_an_id_used_twice_on_a_link_is_refused_naming_both_signals() -> None:
+    config = DeviceConfig("sonar", (replace(spec("distance", 0, 200), id=7),))
+    with pytest.raises(HilBridgeError, match=r"signal back.distance: id 7 is already front.distance's"):
+        SignalLayout([DeviceInstance("front", config), DeviceInstance("back", config)])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"), [(255, "start byte"), (256, "outside 0..254"), (-1, "outside")]
+)
+def test_an_id_that_is_no_byte_below_0xff_is_refused(value: int, message: str) -> None:
+    config = DeviceConfig("sonar", (spec("distance", 0, 200),))
+    with pytest.raises(HilBridgeError, match=f"signal s.distance: field 'id'.*{message}"):
+        SignalLayout([DeviceInstance("s", config, {"distance": value})])
+
+
+@pytest.mark.parametrize("vector", VECTORS["frames"], ids=lambda v: v["name"])
+def test_frame_vectors(vector: dict[str, Any]) -> None:
+    decoder = FrameDecoder(raw_slots(vector["ids"]), checked=vector["checked"])
+    frames = decoder.feed(bytes.fromhex(vector["stream"]))
+    assert [list(f.raw) for f in frames] == vector["frames"]
+    assert {key: getattr(decoder.stats, key) for key in vector["stats"]} == vector["stats"]
+
+
+def test_decoder_refuses_slots_with_one_id_twice() -> None:
+    with pytest.raises(HilBridgeError, match="must differ"):
+        FrameDecoder(raw_slots([3, 3]))
+
+
+DISTINCT_IDS = st.lists(st.integers(0, 254), min_size=1, max_size=12, unique=True)
+
+
+@SETTINGS
+@given(DISTINCT_IDS, st.booleans(), st.data())
+def test_signals_in_any_order_decode_to_the_same_frame(
+    ids: list[int], checked: bool, data: st.DataObject
+) -> None:
+    slots = raw_slots(ids)
+    rows = data.draw(
+        st.lists(
+            st.lists(st.integers(RAW_MIN, RAW_MAX - 1), min_size=len(ids), max_size=len(ids)),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    stream = b""
+    sender = FrameEncoder(slots, checked=checked)
+    for row in rows:
+        order = data.draw(st.permutations(range(len(ids))))
+        # The same sequence counter, the signals in another order: another sender's frame.
+        shuffled = FrameEncoder([slots[k] for k in order], checked=checked)
+        shuffled.seq = sender.seq
+        sender.encode_raw(row)
+        stream += shuffled.encode_raw([row[k] for k in order])
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=4)))
+    decoder = FrameDecoder(slots, checked=checked)
+    frames = []
+    for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
+        frames += decoder.feed(stream[start:end])
+    assert [list(f.raw) for f in frames] == rows
+    assert decoder.stats.bad_ids == decoder.stats.skipped_bytes == decoder.stats.lost == 0
+
+
+@SETTINGS
+@given(DISTINCT_IDS.filter(lambda ids: len(ids) >= 2), st.booleans(), st.data())
+def test_a_frame_with_an_id_twice_or_a_foreign_id_is_refused(
+    ids: list[int], checked: bool, data: st.DataObject
+) -> None:
+    slots = raw_slots(ids)
+    victim = data.draw(st.integers(0, len(ids) - 1))
+    other = data.draw(st.integers(0, 254).filter(lambda i: i != ids[victim]))
+    wrong = [*ids]
+    wrong[victim] = other  # another signal's id (then one is there twice) or a foreign one
+    frame = FrameEncoder(raw_slots(wrong), checked=checked).encode_raw([0] * len(ids))
+    decoder = FrameDecoder(slots, checked=checked)
+    assert decoder.feed(frame) == []
+    assert decoder.stats.bad_ids >= 1

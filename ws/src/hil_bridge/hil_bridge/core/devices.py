@@ -11,20 +11,32 @@ A device config describes one kind of device by its pin signals (DESIGN.md):
      "handler": {"template": "hc_sr04", "pins": ["trigger", "echo"]},
      "table": {...}}
 
+A handler may also give ``file``: a template file of its own, relative to the config
+(then ``template`` only names it; it replaces no template of the library).
+
 ``direction`` is seen from the simulator: INPUT signals go into the simulator (the
 MCU drives the pin, e.g. a motor enable), OUTPUT signals come out of it (the MCU
 reads the pin, e.g. a bumper switch). ``handler`` (devices with special timing) and
 ``table`` (device data such as a driver's truth table) are optional; an optional
 ``default`` per signal is the value sent before the simulator has sent one
-(``min`` if absent) and ``unit`` names the physical unit.
+(``min`` if absent), ``unit`` names the physical unit and ``id`` fixes the signal's
+id on the link (0..254; 0xFF is the frame's start byte).
 
-A device set lists the device instances on one signal link, in signal-id order:
+A device set lists the device instances on one signal link, in frame order:
 
 .. code-block:: yaml
 
     devices:
       - {name: motor_left, device: dc_motor}
-      - {name: bumper_left, device: limit_switch}
+      - {name: bumper_left, device: limit_switch, ids: {pressed: 40}}
+
+Signal ids (:func:`assign_signal_ids`): an instance's ``ids`` or the config's ``id``
+where given, every other signal the lowest id still free, in device and signal
+order; without explicit ids that is 0, 1, 2... Ids are unique on a link.
+
+Device configs in the HIL thesis' shape (``handler: {name, file, pins: [{name, mode,
+direction}]}`` with a ``.hlr`` handler file) are recognised by
+:func:`load_device_config` and imported by :mod:`hil_bridge.core.thesis_import`.
 
 Every validation error raises :class:`~hil_bridge.errors.HilBridgeError` naming the
 file, the device, the signal and the field at fault.
@@ -35,7 +47,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -87,14 +99,23 @@ class SignalSpec:
     default: float
     unit: str = ""
     description: str = ""
+    #: The signal's id on the link if the config fixes it (0..254), else None.
+    id: int | None = None
 
 
 @dataclass(frozen=True)
 class Handler:
-    """Sketch template for a device with special timing, and the pins it uses."""
+    """Sketch template for a device with special timing, and the pins it uses.
+
+    ``template`` names a template of the handler library (``config/handlers``), unless
+    ``text`` carries the template's own text (in our syntax), read from ``file`` (a
+    thesis ``.hlr`` handler beside its device config).
+    """
 
     template: str
     pins: tuple[str, ...]
+    text: str = ""
+    file: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,10 +147,26 @@ class DeviceInstance:
 
     name: str
     config: DeviceConfig
+    #: Signal ids this instance fixes (signal name -> id), over the config's ``id``.
+    ids: Mapping[str, int] = field(default_factory=dict)
 
+
+#: Signal ids are bytes; 0xFF is the frame's start byte.
+MAX_SIGNAL_ID = 254
 
 _DEVICE_KEYS = {"name", "description", "signals", "handler", "table"}
-_SIGNAL_KEYS = {"name", "direction", "type", "min", "max", "mode", "default", "unit", "description"}
+_SIGNAL_KEYS = {
+    "name",
+    "direction",
+    "type",
+    "min",
+    "max",
+    "mode",
+    "default",
+    "unit",
+    "description",
+    "id",
+}
 
 
 def _enum(cls: type[Enum], value: Any, where: str, key: str) -> Any:
@@ -144,6 +181,21 @@ def _number(value: Any, where: str, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise HilBridgeError(f"{where}: field {key!r}: {value!r} is not a finite number")
     return float(value)
+
+
+def check_signal_id(value: Any, where: str) -> int:
+    """A signal id: an integer 0..254.
+
+    Raises:
+        HilBridgeError: naming ``where`` and why the value is no id.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise HilBridgeError(f"{where}: field 'id': {value!r} is not an integer 0..{MAX_SIGNAL_ID}")
+    if value == 0xFF:
+        raise HilBridgeError(f"{where}: field 'id': 255 (0xFF) is the frame's start byte, not an id")
+    if not 0 <= value <= MAX_SIGNAL_ID:
+        raise HilBridgeError(f"{where}: field 'id': {value} is outside 0..{MAX_SIGNAL_ID}")
+    return value
 
 
 def _check_integer_range(data: dict[str, Any], low: float, high: float, where: str) -> None:
@@ -194,20 +246,38 @@ def _signal_from_mapping(data: Any, where: str) -> SignalSpec:
         default=default,
         unit=data.get("unit", ""),
         description=data.get("description", ""),
+        id=check_signal_id(data["id"], where) if "id" in data else None,
     )
 
 
-def _handler_from_mapping(raw: Any, where: str) -> Handler:
+def _handler_from_mapping(raw: Any, where: str, base: Path | None) -> Handler:
     if not isinstance(raw, dict) or not isinstance(raw.get("template"), str):
         raise HilBridgeError(f"{where}: field 'handler': expected {{template, pins}}")
+    unknown = sorted(set(raw) - {"template", "pins", "file"})
+    if unknown:
+        raise HilBridgeError(f"{where}: field 'handler': unknown field(s) {unknown}")
     pins = raw.get("pins", [])
     if not isinstance(pins, list) or not all(isinstance(p, str) and _IDENTIFIER.fullmatch(p) for p in pins):
         raise HilBridgeError(f"{where}: field 'handler.pins': expected a list of pin names")
-    return Handler(template=raw["template"], pins=tuple(pins))
+    if "file" not in raw:
+        return Handler(template=raw["template"], pins=tuple(pins))
+    if not isinstance(raw["file"], str) or base is None:
+        raise HilBridgeError(f"{where}: field 'handler.file': expected a path relative to the config file")
+    path = base / raw["file"]
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HilBridgeError(f"{where}: field 'handler.file': cannot read {path}: {exc}") from exc
+    return Handler(template=raw["template"], pins=tuple(pins), text=text, file=str(path))
 
 
-def device_from_mapping(data: Any, *, source: str) -> DeviceConfig:
+def device_from_mapping(data: Any, *, source: str, base: Path | None = None) -> DeviceConfig:
     """Validate one device config given as parsed JSON.
+
+    Args:
+        data: the parsed JSON.
+        source: names the config in errors (its file).
+        base: the folder a ``handler.file`` (a template beside the config) is relative to.
 
     Raises:
         HilBridgeError: naming ``source``, the device, the signal and the bad field.
@@ -229,7 +299,8 @@ def device_from_mapping(data: Any, *, source: str) -> DeviceConfig:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise HilBridgeError(f"{where}: duplicate signal name(s) {duplicates}")
-    handler = _handler_from_mapping(data["handler"], where) if "handler" in data else None
+    check_unique_ids([(spec.name, spec.id) for spec in specs], where)
+    handler = _handler_from_mapping(data["handler"], where, base) if "handler" in data else None
     table = data.get("table", {})
     if not isinstance(table, dict):
         raise HilBridgeError(f"{where}: field 'table': expected an object")
@@ -239,21 +310,85 @@ def device_from_mapping(data: Any, *, source: str) -> DeviceConfig:
     return DeviceConfig(name, specs, description, handler, table, source)
 
 
+def check_unique_ids(ids: Iterable[tuple[str, int | None]], where: str) -> None:
+    """Explicit ids (``(signal, id or None)``) must not repeat.
+
+    Raises:
+        HilBridgeError: naming ``where``, the id and both signals.
+    """
+    owner: dict[int, str] = {}
+    for name, value in ids:
+        if value is None:
+            continue
+        if value in owner:
+            raise HilBridgeError(f"{where}: signal {name}: id {value} is already {owner[value]}'s")
+        owner[value] = name
+
+
+def assign_signal_ids(devices: Sequence[DeviceInstance], *, source: str = "") -> list[int]:
+    """The id of every signal of ``devices``, in device and signal order.
+
+    Explicit ids (the instance's ``ids``, else the config's ``id``) are kept; every
+    other signal gets the lowest id not yet taken, in order. Without explicit ids the
+    result is 0, 1, 2...
+
+    Raises:
+        HilBridgeError: more than 255 signals, or an id given twice; names ``source``
+            and the signals.
+    """
+    where = f"{source}: " if source else ""
+    pairs: list[tuple[str, int | None]] = []
+    for device in devices:
+        for spec in device.config.signals:
+            pairs.append((f"{device.name}.{spec.name}", device.ids.get(spec.name, spec.id)))
+    if len(pairs) > MAX_SIGNAL_ID + 1:
+        raise HilBridgeError(
+            f"{where}{len(pairs)} signals on one link; ids 0..{MAX_SIGNAL_ID} allow at most "
+            f"{MAX_SIGNAL_ID + 1}"
+        )
+    for name, value in pairs:
+        if value is not None:
+            check_signal_id(value, f"{where}signal {name}")
+    check_unique_ids(pairs, source or "link")
+    taken = {value for _, value in pairs if value is not None}
+    free = (i for i in range(MAX_SIGNAL_ID + 1) if i not in taken)
+    return [value if value is not None else next(free) for _, value in pairs]
+
+
 def load_device_config(path: str | Path) -> DeviceConfig:
-    """Load and validate one device config JSON file.
+    """Load and validate one device config JSON file, ours or in the HIL thesis' shape.
+
+    A config whose ``handler`` has ``name`` or ``file`` or pins given as objects is a
+    thesis config and goes through :func:`hil_bridge.core.thesis_import.thesis_device`.
 
     Raises:
         HilBridgeError: unreadable file, bad JSON or invalid config; names the file.
     """
+    data = read_json(path, what="device config")
+    # thesis_import builds on this module, so it can only be imported here.
+    from hil_bridge.core import thesis_import  # noqa: PLC0415
+
+    if thesis_import.is_thesis_config(data):
+        return thesis_import.thesis_device(data, path=Path(path)).config
+    return device_from_mapping(data, source=str(path), base=Path(path).parent)
+
+
+def read_json(path: str | Path, *, what: str) -> Any:
+    """Parse a JSON file.
+
+    Raises:
+        HilBridgeError: unreadable or invalid, naming the file (and the line).
+    """
     try:
-        data = json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text())
     except OSError as exc:
-        raise HilBridgeError(f"{path}: cannot read device config: {exc.strerror}") from exc
+        raise HilBridgeError(f"{path}: cannot read {what}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise HilBridgeError(f"{path}: cannot read {what}: not UTF-8 text ({exc.reason})") from exc
     except json.JSONDecodeError as exc:
         raise HilBridgeError(
             f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}"
         ) from exc
-    return device_from_mapping(data, source=str(path))
 
 
 def load_device_library(paths: Iterable[str | Path]) -> dict[str, DeviceConfig]:
@@ -276,21 +411,38 @@ def load_device_library(paths: Iterable[str | Path]) -> dict[str, DeviceConfig]:
     return library
 
 
+def _instance_ids(raw: Any, config: DeviceConfig, where: str) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        raise HilBridgeError(f"{where}: field 'ids': expected {{signal: id}}")
+    names = {spec.name for spec in config.signals}
+    ids: dict[str, int] = {}
+    for name, value in raw.items():
+        if name not in names:
+            raise HilBridgeError(f"{where}: field 'ids': device {config.name} has no signal {name!r}")
+        ids[name] = check_signal_id(value, f"{where}: ids.{name}")
+    return ids
+
+
 def device_set_from_mapping(
     data: Any, library: dict[str, DeviceConfig], *, source: str
 ) -> list[DeviceInstance]:
-    """Validate a device set: ``{"devices": [{"name": ..., "device": ...}, ...]}``.
+    """Validate a device set: ``{"devices": [{"name": ..., "device": ..., "ids": {...}}, ...]}``.
+
+    ``ids`` (optional) fixes signal ids of that instance (signal name -> id).
 
     Raises:
-        HilBridgeError: naming ``source``, the entry and the bad field.
+        HilBridgeError: naming ``source``, the entry and the bad field; also when two
+            signals of the set have the same id.
     """
     if not isinstance(data, dict) or not isinstance(data.get("devices"), list) or not data["devices"]:
         raise HilBridgeError(f"{source}: expected 'devices:' with a non-empty list")
     instances: list[DeviceInstance] = []
     for index, entry in enumerate(data["devices"]):
         where = f"{source}: devices[{index}]"
-        if not isinstance(entry, dict) or set(entry) != {"name", "device"}:
-            raise HilBridgeError(f"{where}: expected exactly the fields 'name' and 'device'")
+        if not isinstance(entry, dict) or not {"name", "device"} <= set(entry) <= {"name", "device", "ids"}:
+            raise HilBridgeError(
+                f"{where}: expected exactly the fields 'name' and 'device' (and optionally 'ids')"
+            )
         name, kind = entry["name"], entry["device"]
         if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
             raise HilBridgeError(f"{where}: field 'name': {name!r} is not an identifier")
@@ -301,7 +453,9 @@ def device_set_from_mapping(
             )
         if any(instance.name == name for instance in instances):
             raise HilBridgeError(f"{where}: field 'name': {name!r} is used twice")
-        instances.append(DeviceInstance(name, library[kind]))
+        ids = _instance_ids(entry["ids"], library[kind], f"{where} ({name})") if "ids" in entry else {}
+        instances.append(DeviceInstance(name, library[kind], ids))
+    assign_signal_ids(instances, source=source)
     return instances
 
 

@@ -1,9 +1,10 @@
 """Binary signal protocol of the signal link (MCU pins <-> simulator).
 
 Plain frame (DESIGN.md): ``0xFF``, then exactly N signals ``[id][hi][lo]``; ``id`` is
-one byte, never 0xFF, and the value a big-endian signed 16-bit integer. Signals
-appear in id order; which signals a frame carries depends on its direction (INPUT
-signals from the MCU side to the simulator, OUTPUT signals the other way).
+one byte, never 0xFF, and the value a big-endian signed 16-bit integer. Which
+signals a frame carries depends on its direction (INPUT signals from the MCU side to
+the simulator, OUTPUT signals the other way). Encoders send them in layout order;
+decoders accept them in any order, each id exactly once.
 
 Checked frame (opt-in): ``0xFF [seq] [id hi lo]*N [crc_hi crc_lo]``, ``seq`` an 8-bit
 counter per direction and the CRC-16/CCITT-FALSE over ``seq`` and the signals. A
@@ -40,7 +41,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hil_bridge.core.crc import crc16
-from hil_bridge.core.devices import DeviceInstance, Direction, SignalSpec, SignalType
+from hil_bridge.core.devices import (
+    MAX_SIGNAL_ID,
+    DeviceInstance,
+    Direction,
+    SignalSpec,
+    SignalType,
+    assign_signal_ids,
+)
 from hil_bridge.errors import HilBridgeError
 
 START = 0xFF
@@ -48,7 +56,7 @@ RAW_MIN = -32768
 RAW_MAX = 32767
 RAW_SPAN = RAW_MAX - RAW_MIN
 #: Ids 0..254: 0xFF is the start byte.
-MAX_SIGNALS = 255
+MAX_SIGNALS = MAX_SIGNAL_ID + 1
 
 
 def _c_div(numerator: int, denominator: int) -> int:
@@ -133,20 +141,25 @@ class SignalSlot:
 
 
 class SignalLayout:
-    """Signal ids of a device set: assigned 0, 1, 2... in device and signal order."""
+    """The signals of a device set in device and signal order, with their ids.
+
+    Ids come from :func:`hil_bridge.core.devices.assign_signal_ids`: explicit ones as
+    given, the others 0, 1, 2... skipping taken ids.
+
+    Raises:
+        HilBridgeError: more than 255 signals, or an id given twice.
+    """
 
     def __init__(self, devices: Sequence[DeviceInstance]) -> None:
-        slots: list[SignalSlot] = []
-        for device in devices:
-            for spec in device.config.signals:
-                slots.append(SignalSlot(len(slots), device.name, spec))
-        if len(slots) > MAX_SIGNALS:
-            raise HilBridgeError(f"{len(slots)} signals on one link; ids 0..254 allow at most {MAX_SIGNALS}")
+        ids = iter(assign_signal_ids(devices))
+        slots = [
+            SignalSlot(next(ids), device.name, spec) for device in devices for spec in device.config.signals
+        ]
         self.devices = list(devices)
         self.slots = slots
-        #: Signals into the simulator (from the MCU side), in id order.
+        #: Signals into the simulator (from the MCU side), in layout order.
         self.inputs = [s for s in slots if s.spec.direction is Direction.INPUT]
-        #: Signals out of the simulator (to the MCU side), in id order.
+        #: Signals out of the simulator (to the MCU side), in layout order.
         self.outputs = [s for s in slots if s.spec.direction is Direction.OUTPUT]
         self._by_key = {s.key: s for s in slots}
 
@@ -180,7 +193,7 @@ class FrameStats:
     clamped: Counter[str] = field(default_factory=Counter)
     #: Non-finite values replaced by the default (encoder), per signal.
     invalid: Counter[str] = field(default_factory=Counter)
-    #: Frame candidates rejected because their ids were not the expected ones.
+    #: Frame candidates rejected because their ids were not the expected ones (each once).
     bad_ids: int = 0
     bad_crc: int = 0
     duplicates: int = 0
@@ -239,8 +252,20 @@ class FrameEncoder:
         return body + crc16(body[1:]).to_bytes(2, "big")
 
 
+def _placed(raw: Sequence[int], order: Sequence[int]) -> tuple[int, ...]:
+    """``raw[k]`` moved to ``order[k]``."""
+    placed = [0] * len(raw)
+    for index, code in zip(order, raw, strict=True):
+        placed[index] = code
+    return tuple(placed)
+
+
 class FrameDecoder:
-    """Incremental frame decoder for ``slots`` (one direction of a layout)."""
+    """Incremental frame decoder for ``slots`` (one direction of a layout).
+
+    A frame's signals may come in any order, each id exactly once; :class:`Frame`
+    holds them in slot order.
+    """
 
     def __init__(self, slots: Sequence[SignalSlot], *, checked: bool = False) -> None:
         if not slots:
@@ -251,6 +276,11 @@ class FrameDecoder:
         self._struct = _frame_struct(len(self.slots), checked)
         self.frame_size = self._struct.size
         self._ids = bytes(slot.id for slot in self.slots)
+        if len(set(self._ids)) != len(self._ids):
+            raise HilBridgeError(f"a frame's signal ids must differ, got {list(self._ids)}")
+        self._sorted_ids = bytes(sorted(self._ids))
+        self._position = {slot.id: index for index, slot in enumerate(self.slots)}
+        self._in_order = list(range(len(self.slots)))
         self._converters = [slot.converter(checked=checked) for slot in self.slots]
         self._id_offset = 2 if checked else 1
         self._id_end = self._id_offset + 3 * len(self.slots)
@@ -261,6 +291,14 @@ class FrameDecoder:
         """Forget partial frames and the sequence (after a reconnect)."""
         self._buffer = b""
         self._expected_seq = None
+
+    def _order(self, ids: bytes) -> list[int] | None:
+        """The slot index of each signal of a frame with ``ids``; None if they are not the slots' ids."""
+        if ids == self._ids:
+            return self._in_order
+        if bytes(sorted(ids)) != self._sorted_ids:
+            return None
+        return [self._position[i] for i in ids]
 
     def feed(self, data: bytes) -> list[Frame]:
         """Decode every complete frame in the bytes received so far."""
@@ -280,7 +318,8 @@ class FrameDecoder:
             if end - start < size:
                 pos = start
                 break
-            if buffer[start + self._id_offset : start + self._id_end : 3] != self._ids:
+            order = self._order(buffer[start + self._id_offset : start + self._id_end : 3])
+            if order is None:
                 stats.bad_ids += 1
                 pos = start + 1
                 continue
@@ -303,6 +342,8 @@ class FrameDecoder:
                 raw = fields[3:-1:2]
             else:
                 raw = fields[2::2]
+            if order is not self._in_order:
+                raw = _placed(raw, order)
             checked = self.checked
             values = tuple(
                 slot.from_raw(code, checked=checked) for slot, code in zip(self.slots, raw, strict=True)

@@ -29,6 +29,8 @@ vector, so handlers can share one). ``%name%`` is made unique per device instanc
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -133,9 +135,38 @@ def load_templates(folders: Iterable[Path]) -> dict[str, HandlerTemplate]:
     return templates
 
 
+@functools.lru_cache(maxsize=64)
+def _own_template(text: str, name: str, file: str) -> HandlerTemplate:
+    return dataclasses.replace(HandlerTemplate.parse(text, name=file or name), name=name)
+
+
+def template_for(device: DeviceInstance, templates: Mapping[str, HandlerTemplate]) -> HandlerTemplate:
+    """The handler template of ``device``: its own (``Handler.text``), else the library's.
+
+    Raises:
+        HilBridgeError: the device has no handler, the library lacks the template, or
+            the device's own template text is invalid (naming its file).
+    """
+    handler = device.config.handler
+    if handler is None:
+        raise HilBridgeError(f"{device.name}: device {device.config.name} has no handler")
+    if handler.text:
+        return _own_template(handler.text, handler.template, handler.file)
+    if handler.template not in templates:
+        raise HilBridgeError(f"{device.name}: no handler template {handler.template!r}")
+    return templates[handler.template]
+
+
 def needs_of(devices: Sequence[DeviceInstance], templates: Mapping[str, HandlerTemplate]) -> list[PinNeed]:
     """The pins a bridge board for ``devices`` needs (see :func:`hil_bridge.core.wiring.pin_needs`)."""
-    return pin_needs(devices, {name: t.pins for name, t in templates.items()})
+    library = {name: t.pins for name, t in templates.items()}
+    needs: list[PinNeed] = []
+    for device in devices:
+        handler = device.config.handler
+        own = handler is not None and handler.text
+        pins = {handler.template: template_for(device, templates).pins} if handler and own else library
+        needs += pin_needs([device], pins)
+    return needs
 
 
 def _c_number(value: float, kind: SignalType) -> str:
@@ -261,9 +292,7 @@ class _Sketch:
         self.by_device: dict[str, dict[str, _Signal]] = {}
         for sig in self.signals:
             self.by_device.setdefault(sig.device, {})[sig.spec.name] = sig
-        self.handlers = [
-            (d, templates[d.config.handler.template]) for d in devices if d.config.handler is not None
-        ]
+        self.handlers = [(d, template_for(d, templates)) for d in devices if d.config.handler is not None]
         self.sampled = [x for x in self.inputs if x.pin is not None and x.spec.mode is PinMode.PWM]
         self.counted = [x for x in self.inputs if x.pin is not None and x.spec.mode is PinMode.INTERRUPT]
         self.vectors: dict[int, list[tuple[DeviceInstance, str, str]]] = {}
