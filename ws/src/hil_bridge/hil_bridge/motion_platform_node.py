@@ -307,11 +307,16 @@ class MotionPlatformNode(Node):
 
     def run(self) -> None:
         """The setpoint loop: one :meth:`tick` per deadline until stopped."""
-        scheduler = DeadlineScheduler(self.period)
+        scheduler = DeadlineScheduler(self.period, sleep=self.sleep_receiving)
         while not self._stop.is_set():
             tick = scheduler.wait()
             self.tick(tick.woke)
             self.stats.record(tick, time.monotonic() - tick.woke)
+
+    def sleep_receiving(self, seconds: float) -> None:
+        """The scheduler's sleep, taking replies as they arrive (exact round trips)."""
+        if self.link.wait(seconds):
+            self.receive(time.monotonic())
 
     def tick(self, now: float) -> None:
         """One frame: read replies, step the filter when streaming, send what the session says."""
