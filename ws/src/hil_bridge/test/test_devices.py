@@ -13,6 +13,7 @@ from hil_bridge.core.devices import (
     Direction,
     PinMode,
     SignalType,
+    assign_signal_ids,
     load_device_config,
     load_device_library,
     load_device_set,
@@ -154,6 +155,17 @@ def test_two_configs_with_one_name_are_refused(tmp_path: Path) -> None:
             "devices[1]: field 'name': 'm' is used twice",
         ),
         ("devices: [\n", "invalid YAML"),
+        (
+            "devices:\n  - {name: m, device: led, ids: {dim: 3}}\n",
+            "devices[0] (m): field 'ids': device led has no",
+        ),
+        ("devices:\n  - {name: m, device: led, ids: {active: 255}}\n", "ids.active: field 'id': 255 (0xFF)"),
+        ("devices:\n  - {name: m, device: led, ids: [3]}\n", "field 'ids': expected {signal: id}"),
+        (
+            "devices:\n  - {name: m, device: led, ids: {active: 9}}\n"
+            "  - {name: n, device: led, ids: {active: 9}}\n",
+            "signal n.active: id 9 is already m.active's",
+        ),
     ],
 )
 def test_invalid_device_set_error_names_file_and_entry(tmp_path: Path, content: str, expected: str) -> None:
@@ -163,3 +175,43 @@ def test_invalid_device_set_error_names_file_and_entry(tmp_path: Path, content: 
         load_device_set(path, LIBRARY)
     assert str(path) in str(info.value)
     assert expected in str(info.value)
+
+
+def test_device_set_entries_may_fix_signal_ids(tmp_path: Path) -> None:
+    path = tmp_path / "set.yaml"
+    path.write_text(
+        "devices:\n  - {name: m, device: led}\n  - {name: b, device: limit_switch, ids: {pressed: 0}}\n"
+    )
+    devices = load_device_set(path, LIBRARY)
+    assert devices[1].ids == {"pressed": 0}
+    assert assign_signal_ids(devices) == [1, 0]
+
+
+def test_config_signals_may_fix_their_id(tmp_path: Path) -> None:
+    data = copy.deepcopy(VALID)
+    data["signals"][0]["id"] = 254
+    path = tmp_path / "bumper.json"
+    path.write_text(json.dumps(data))
+    assert load_device_config(path).signal("pressed").id == 254
+    data["signals"][0]["id"] = True
+    path.write_text(json.dumps(data))
+    with pytest.raises(HilBridgeError, match=r"signal 0 \(pressed\): field 'id': True is not an integer"):
+        load_device_config(path)
+
+
+def test_a_handler_may_bring_its_own_template_file(tmp_path: Path) -> None:
+    data = {**copy.deepcopy(VALID), "handler": {"template": "mine", "pins": ["pin"], "file": "mine.tmpl"}}
+    path = tmp_path / "bumper.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(
+        HilBridgeError, match=r"bumper.json: device bumper: field 'handler.file': cannot read"
+    ):
+        load_device_config(path)
+    (tmp_path / "mine.tmpl").write_text("##PINS##\npin DIGITAL OUTPUT\n")
+    handler = load_device_config(path).handler
+    assert handler is not None
+    assert (handler.template, handler.text, handler.file) == (
+        "mine",
+        "##PINS##\npin DIGITAL OUTPUT\n",
+        str(tmp_path / "mine.tmpl"),
+    )
