@@ -55,7 +55,10 @@ class DescriptionNode(Node):
         static = self.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
         static.publish(TFMessage(transforms=[self.transform(j, 0.0) for j in all_joints if j.fixed]))
         self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
-        self.create_subscription(JointState, "joint_states", self.on_joint_states, qos.SENSOR)
+        self._joint_states = self.create_subscription(
+            JointState, "joint_states", self.on_joint_states, qos.SENSOR
+        )
+        self.get_logger().info(f"publishing {path}: {len(all_joints)} joints, {len(self.moving)} moving")
 
     def transform(self, joint: Joint, position: float, stamp: object = None) -> TransformStamped:
         """The transform of ``joint`` at ``position``."""
@@ -76,8 +79,16 @@ class DescriptionNode(Node):
             for name, position in zip(message.name, message.position, strict=False)
             if name in self.moving
         ]
-        if transforms:
+        if transforms and self.tf.get_subscription_count():
             self.tf.publish(TFMessage(transforms=transforms))
+
+    def attach_directly(self) -> None:
+        """Take joint states by call (:meth:`on_joint_states`) from an in-process simulator.
+
+        The one-process runner's simulator hands them over as it publishes them; the
+        subscription goes, so the node has no callback left for an executor to serve.
+        """
+        self.destroy_subscription(self._joint_states)
 
     # It has no thread of its own; run_node expects start/stop.
     def start(self) -> None:

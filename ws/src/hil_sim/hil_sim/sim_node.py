@@ -215,8 +215,12 @@ class SimNode(Node):
         #: When set, called after every signal period with robot 0's sensor signals (the
         #: one-process runner hands them to the bridge without DDS).
         self.on_outputs: Callable[[list[tuple[str, str, float]]], None] | None = None
+        #: When set, called with robot 0's joint states as they are published (the
+        #: one-process runner's robot description takes them without DDS).
+        self.on_joint_states: Callable[[JointState], None] | None = None
         self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
         self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
+        self._clock_listened = self._tf_listened = False
         self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self.create_service(Trigger, "reset_world", self.on_reset)
@@ -349,7 +353,10 @@ class SimNode(Node):
             self._pins_taken(robot)
 
     def _pins_taken(self, robot: int) -> None:
-        self._pins_dirty = True
+        # Pins rarely change between frames; the driver model is recomputed only when they do.
+        if self.pins.changed:
+            self.pins.changed = False
+            self._pins_dirty = True
         self._pins_at[robot] = self.pin_clock()
         if self._coasting[robot]:
             self._coasting[robot] = False
@@ -379,8 +386,12 @@ class SimNode(Node):
             self._next_refresh = now + SUBSCRIBER_REFRESH_S
             for topics in self.topics:
                 topics.refresh()
+            # In lockstep the runner sets its nodes' clocks by call, so /clock and tf
+            # usually have nobody to go to; every period that was a third of the publishing.
+            self._clock_listened = self.clock.get_subscription_count() > 0
+            self._tf_listened = self.tf.get_subscription_count() > 0
         stamp = stamp_of(sim.time)
-        if self.publish_clock:
+        if self.publish_clock and self._clock_listened:
             self.clock.publish(Clock(clock=stamp))
         for robot, topics in enumerate(self.topics):
             if topics.listened(topics.from_sim):
@@ -401,13 +412,14 @@ class SimNode(Node):
         for robot, topics in enumerate(self.topics):
             x, y, yaw = float(sim.x[robot]), float(sim.y[robot]), float(sim.yaw[robot])
             qx, qy, qz, qw = yaw_quaternion(yaw)
-            transform = TransformStamped()
-            transform.header.stamp, transform.header.frame_id = stamp, "odom"
-            transform.child_frame_id = topics.frame("base_link")
-            transform.transform.translation.x, transform.transform.translation.y = x, y
-            rotation = transform.transform.rotation
-            rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
-            transforms.append(transform)
+            if self._tf_listened:
+                transform = TransformStamped()
+                transform.header.stamp, transform.header.frame_id = stamp, "odom"
+                transform.child_frame_id = topics.frame("base_link")
+                transform.transform.translation.x, transform.transform.translation.y = x, y
+                rotation = transform.transform.rotation
+                rotation.x, rotation.y, rotation.z, rotation.w = qx, qy, qz, qw
+                transforms.append(transform)
             if topics.listened(topics.odom):
                 odom = Odometry()
                 odom.header.stamp, odom.header.frame_id = stamp, "odom"
@@ -418,7 +430,8 @@ class SimNode(Node):
                 odom.twist.twist.linear.x = float(sim.v[robot])
                 odom.twist.twist.angular.z = float(sim.w[robot])
                 topics.odom.publish(odom)
-            if topics.listened(topics.joints):
+            direct = self.on_joint_states if robot == 0 else None
+            if topics.listened(topics.joints) or direct is not None:
                 joints = JointState(name=["left_wheel_joint", "right_wheel_joint"])
                 joints.header.stamp = stamp
                 joints.position = [float(a) for a in sim.wheel_angle[robot]]
@@ -427,9 +440,13 @@ class SimNode(Node):
                 # Electromagnetic torque at the wheel (N m): what the motor does, not friction.
                 kt = sim.robot.motor.kt
                 joints.effort = [float(i) * kt * gear for i in sim.motors.current[robot]]
-                topics.joints.publish(joints)
+                if topics.listened(topics.joints):
+                    topics.joints.publish(joints)
+                if direct is not None:
+                    direct(joints)
             self.publish_sensors(robot, topics, stamp)
-        self.tf.publish(TFMessage(transforms=transforms))
+        if self._tf_listened:
+            self.tf.publish(TFMessage(transforms=transforms))
 
     def publish_sensors(self, robot: int, topics: RobotTopics, stamp: Time) -> None:
         """The sensor topics of one robot, from its last sample."""

@@ -37,6 +37,8 @@ class PinState:
 
     motors: Array
     led: Array
+    #: Set when :meth:`update` changed a value; whoever applies the pins clears it.
+    changed: bool = True
 
     @classmethod
     def zeros(cls, robots: int) -> PinState:
@@ -49,9 +51,13 @@ class PinState:
         for device, name, value in signals:
             where = MOTOR_PINS.get((device, name))
             if where is not None:
-                self.motors[robot, where[0], where[1]] = value
+                if self.motors[robot, where[0], where[1]] != value:
+                    self.motors[robot, where[0], where[1]] = value
+                    self.changed = True
             elif (device, name) == LED:
-                self.led[robot] = value
+                if self.led[robot] != value:
+                    self.led[robot] = value
+                    self.changed = True
             else:
                 unknown.append(f"{device}.{name}")
         return unknown
