@@ -24,11 +24,11 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "signal_bridge = hil_bridge.signal_bridge_node:main",
-            "hil_link_proxy = hil_bridge.link_proxy:main",
-            "hil_platform_emulator = hil_bridge.platform_emulator:main",
+            "signal_bridge = hil_bridge.console:signal_bridge",
+            "hil_link_proxy = hil_bridge.console:hil_link_proxy",
+            "hil_platform_emulator = hil_bridge.console:hil_platform_emulator",
             "hil_sketch = hil_bridge.sketch_tool:main",
-            "motion_platform = hil_bridge.motion_platform_node:main",
+            "motion_platform = hil_bridge.console:motion_platform",
         ],
     },
 )

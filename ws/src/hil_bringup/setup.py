@@ -25,8 +25,8 @@ setup(
     entry_points={
         "console_scripts": [
             "hil_sim_runner = hil_bringup.sim_runner:main",
-            "robot_description = hil_bringup.description_node:main",
-            "recorder = hil_bringup.recorder_node:main",
+            "robot_description = hil_bringup.console:robot_description",
+            "recorder = hil_bringup.console:recorder",
             "hil_replay = hil_bringup.replay:main",
             "hil_teleop = hil_bringup.teleop:main",
         ],

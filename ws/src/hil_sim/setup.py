@@ -22,9 +22,9 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "sim = hil_sim.sim_node:main",
-            "virtual_mcu = hil_sim.virtual_mcu_node:main",
-            "simavr_mcu = hil_sim.simavr_mcu_node:main",
+            "sim = hil_sim.console:sim",
+            "virtual_mcu = hil_sim.console:virtual_mcu",
+            "simavr_mcu = hil_sim.console:simavr_mcu",
         ],
     },
 )

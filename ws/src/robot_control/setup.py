@@ -21,7 +21,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "control_loop = robot_control.control_loop_node:main",
+            "control_loop = robot_control.console:control_loop",
         ],
     },
 )

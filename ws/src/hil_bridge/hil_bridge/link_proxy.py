@@ -3,19 +3,18 @@
 Example: the virtual MCU serves its command link at ``/tmp/hil/mcu_command``; run
 ``hil_link_proxy --upstream /tmp/hil/mcu_command --link /tmp/hil/mcu_command_faulty
 --drop 0.001 --corrupt 0.001 --baud 38400`` and point the control loop at the
-``_faulty`` path. Statistics are printed every ``--report`` seconds and at exit.
+``_faulty`` path. Statistics are printed every ``--report`` seconds and at exit, which
+SIGINT or SIGTERM ask for (:mod:`hil_bridge.core.shutdown`).
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
-from types import FrameType
 
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
+from hil_bridge.core.shutdown import shutdown_signals
 from hil_bridge.errors import HilBridgeError
 
 
@@ -58,17 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     except HilBridgeError as exc:
         print(f"hil_link_proxy: {exc}", file=sys.stderr)
         return 2
-    done = threading.Event()
-
-    def _stop(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
+    # Installed already when started as hil_link_proxy. The handlers only note the
+    # request (an Event.set in a handler deadlocks when a second signal lands in it).
+    signals = shutdown_signals()
     proxy.start()
     print(f"hil_link_proxy: {args.upstream} <-> {proxy.path}", flush=True)
     try:
-        while not done.wait(args.report):
+        while not signals.wait(args.report):
             print(f"hil_link_proxy: {_report(proxy)}", flush=True)
     finally:
         proxy.stop()

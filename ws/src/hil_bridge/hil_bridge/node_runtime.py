@@ -6,7 +6,12 @@ their own deadlines), so they all start, spin, stop and report the same way:
 * :func:`run_node`: ``rclpy.init``, build the node, ``start()`` its thread, spin until
   SIGINT/SIGTERM, then ``stop()``, destroy and ``rclpy.try_shutdown()`` (``with
   rclpy.init()`` is not used: it breaks on Jazzy). A configuration error exits 2 with
-  the message on stderr; a node whose thread failed (``failure`` set) exits 1.
+  the message on stderr; a node whose thread failed (``failure`` set) exits 1; a
+  signal, at any moment, exits 0. The signals are the process's own
+  (:mod:`hil_bridge.core.shutdown`), not rclpy's: a handler only notes the request,
+  the main thread spins in short slices and looks at it, so nothing is interrupted
+  half way and a second signal changes nothing. Fast DDS segments left by killed
+  processes are removed first (:mod:`hil_bridge.core.leftovers`).
 * :func:`node_thread`: the worker thread, whose unexpected exception is logged as
   fatal, kept as the node's ``failure`` and shuts the node's context down, so the
   process exits 1 instead of running on without its loop.
@@ -23,8 +28,16 @@ from typing import Any, Protocol
 import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+
+from hil_bridge.core.leftovers import remove_dead_dds_segments
+from hil_bridge.core.shutdown import deferred_signals, shutdown_signals
+
+#: Longest the main thread spins before it looks at the stop request again (a signal
+#: handler runs only between Python bytecodes, not inside the executor's wait).
+SPIN_SLICE_S = 0.05
 
 
 class ThreadedNode(Protocol):
@@ -47,28 +60,37 @@ def run_node(
     config_errors: tuple[type[Exception], ...],
     args: list[str] | None = None,
 ) -> int:
-    """Run one node until shut down; returns the process exit status."""
-    rclpy.init(args=args)
+    """Run one node until SIGINT/SIGTERM or its thread fails; returns the exit status."""
+    signals = shutdown_signals()  # a console_main entry installed them before the imports
+    remove_dead_dds_segments()
+    if signals.requested:
+        return 0
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node: ThreadedNode | None = None
+    executor: SingleThreadedExecutor | None = None
     try:
         node = factory()
-        node.start()
-        rclpy.spin(node)  # type: ignore[arg-type]
+        # A signal during construction is seen here: the node never starts.
+        if not signals.requested:
+            node.start()
+            executor = SingleThreadedExecutor()
+            executor.add_node(node)  # type: ignore[arg-type]
+            # A failed node thread shuts the context down (node_thread).
+            while not signals.requested and rclpy.ok():
+                executor.spin_once(timeout_sec=SPIN_SLICE_S)
     except config_errors as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except ExternalShutdownException:
         pass
-    except Exception:
-        # SIGINT or SIGTERM during start-up shuts the context down under the
-        # constructor, whose next rclpy call fails: a shutdown, not a crash.
-        if rclpy.ok():
-            raise
     finally:
-        if node is not None:
-            node.stop()
-            node.destroy_node()
-        rclpy.try_shutdown()
+        with deferred_signals():
+            if executor is not None:
+                executor.shutdown(timeout_sec=1.0)
+            if node is not None:
+                node.stop()
+                node.destroy_node()
+            rclpy.try_shutdown()
     return 1 if getattr(node, "failure", None) is not None else 0
 
 
@@ -79,7 +101,7 @@ def node_thread(
 
     An exception while ``stopping`` is clear and the context is up is a failure:
     logged, stored as ``node.failure`` and the context shut down. During shutdown
-    (SIGINT shuts the context down before ``stop()`` runs) it is expected and dropped.
+    (``stop()`` set ``stopping``, or the context went down) it is expected and dropped.
     """
 
     def guarded() -> None:

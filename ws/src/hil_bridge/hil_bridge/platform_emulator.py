@@ -11,7 +11,9 @@ Usage::
 
 When it is listening it prints ``hil_platform_emulator: listening on HOST:PORT``
 (and, with ``--ready-file``, first writes the bound port number to that file). It
-exits 0 on SIGINT or SIGTERM and 1 if it cannot bind or write the ready file.
+exits 0 on SIGINT or SIGTERM (:mod:`hil_bridge.core.shutdown`: the handler only notes
+the request, which ends the select at once and never interrupts the handling of a
+datagram half way) and 1 if it cannot bind or write the ready file.
 """
 
 from __future__ import annotations
@@ -19,14 +21,11 @@ from __future__ import annotations
 import argparse
 import os
 import selectors
-import signal
-import socket
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from hil_bridge.core.motion_platform import PlatformStateMachine
+from hil_bridge.core.shutdown import ShutdownSignals, shutdown_signals
 from hil_bridge.core.udp_link import UdpLink
 from hil_bridge.errors import HilBridgeError
 
@@ -49,35 +48,12 @@ def write_ready_file(path: Path, port: int) -> None:
     tmp.replace(path)
 
 
-@contextmanager
-def stop_signals() -> Iterator[socket.socket]:
-    """A socket that becomes readable on SIGINT or SIGTERM, for the select loop.
-
-    The handlers only note the signal; the wake-up byte written by Python's signal
-    machinery ends the wait at once, so shutdown is immediate and never interrupts
-    the handling of a datagram half way.
-    """
-    reader, writer = socket.socketpair()
-    reader.setblocking(False)
-    writer.setblocking(False)
-    old_fd = signal.set_wakeup_fd(writer.fileno())
-    old_handlers = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield reader
-    finally:
-        for sig, handler in old_handlers.items():
-            signal.signal(sig, handler)
-        signal.set_wakeup_fd(old_fd)
-        reader.close()
-        writer.close()
-
-
-def serve(link: UdpLink, machine: PlatformStateMachine, wakeup: socket.socket) -> None:
-    """Answer datagrams on ``link`` until ``wakeup`` becomes readable."""
+def serve(link: UdpLink, machine: PlatformStateMachine, signals: ShutdownSignals) -> None:
+    """Answer datagrams on ``link`` until a stop is requested."""
     with selectors.DefaultSelector() as selector:
         selector.register(link.fileno(), selectors.EVENT_READ, "link")
-        selector.register(wakeup, selectors.EVENT_READ, "stop")
-        while True:
+        selector.register(signals.fileno(), selectors.EVENT_READ, "stop")
+        while not signals.requested:
             for key, _ in selector.select():
                 if key.data == "stop":
                     return
@@ -94,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     except HilBridgeError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
-    with link, stop_signals() as wakeup:
+    signals = shutdown_signals()  # installed already when started as hil_platform_emulator
+    with link:
         host, port = link.local_address
         if args.ready_file is not None:
             try:
@@ -103,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{PROG}: cannot write --ready-file {args.ready_file}: {exc}", file=sys.stderr)
                 return 1
         print(f"{PROG}: listening on {host}:{port}", flush=True)
-        serve(link, machine, wakeup)
+        serve(link, machine, signals)
         accepted = {c.name: n for c, n in machine.accepted.items()}
         rejected = {e.name: n for e, n in machine.rejected.items()}
         print(

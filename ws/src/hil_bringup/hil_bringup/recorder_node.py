@@ -68,6 +68,7 @@ class RecorderNode(Node):
         if not target:
             raise HilBringupError(f"{NODE_NAME}: parameter 'path' is empty")
         self.bag = BagWriter(target)
+        self._finished = False
         self.run_options: dict[str, Any] | None = None
         self._subscribed: dict[str, Subscription] = {}
         self._skipped: set[str] = set()
@@ -131,8 +132,10 @@ class RecorderNode(Node):
         """Nothing to start: recording happens in callbacks."""
 
     def stop(self) -> None:
-        """Finish the bag."""
-        self.bag.close(self.run_options)
+        """Finish the bag (again: nothing)."""
+        if not self._finished:
+            self._finished = True
+            self.bag.close(self.run_options)
 
 
 def main(args: list[str] | None = None) -> int:

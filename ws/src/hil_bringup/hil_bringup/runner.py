@@ -23,8 +23,6 @@ Nodes are built from :func:`hil_bringup.core.graph.describe`, like the launch fi
 from __future__ import annotations
 
 import importlib
-import shutil
-import tempfile
 import threading
 from dataclasses import asdict, replace
 from typing import Any
@@ -36,6 +34,8 @@ from rclpy.parameter import Parameter
 
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
+from hil_bridge.core.leftovers import OwnedDir, owned_dir
+from hil_bridge.core.shutdown import deferred_signals
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.signal_bridge_node import SignalBridgeNode
 from hil_bringup.core.graph import MCU_NODES, GraphOptions, NodeSpec, describe
@@ -50,6 +50,8 @@ from robot_control.control_loop_node import ControlLoopNode
 #: A bound on the callbacks one lockstep period serves, so a flood cannot stall it.
 _MAX_CALLBACKS_PER_STEP = 1000
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
+#: Name prefix of a run's private pty folder in the temporary directory.
+LINK_DIR_PREFIX = "hil-links-"
 
 
 def _parameters(values: dict[str, Any]) -> list[Parameter]:
@@ -78,10 +80,12 @@ class GraphRunner:
 
     def __init__(self, options: GraphOptions, *, extra_nodes: list[Node] | None = None) -> None:
         self.lockstep = options.rtf == 0
-        self._own_link_dir = not options.command_port and options.link_dir == GraphOptions.link_dir
-        if self._own_link_dir:
-            # A private folder for this run's pty links: parallel runs never clash.
-            options = replace(options, link_dir=tempfile.mkdtemp(prefix="hil-links-"))
+        self._link_dir: OwnedDir | None = None
+        if not options.command_port and options.link_dir == GraphOptions.link_dir:
+            # A private folder for this run's pty links: parallel runs never clash, and
+            # a killed run's folder is removed by the next run (leftovers.owned_dir).
+            self._link_dir = owned_dir(LINK_DIR_PREFIX)
+            options = replace(options, link_dir=str(self._link_dir.path))
         if self.lockstep:
             options = replace(options, use_sim_time=True)
         self.options = options
@@ -260,26 +264,33 @@ class GraphRunner:
             mcu.start()  # type: ignore[attr-defined]
 
     def stop(self) -> None:
-        """Stop every thread, close every port, remove the run's pty links."""
-        for node in self.nodes.values():
-            node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
-        if self.proxy is not None:
-            self.proxy.stop()
-        # Woken, the spin threads leave; shutting an executor down under a running
-        # spin_once raises inside rclpy instead.
-        self._stopping.set()
-        for executor in (self.executor, self.sim_executor):
-            executor.wake()
-        for thread in self._spin_threads:
-            thread.join(timeout=5.0)
-        self.executor.shutdown(timeout_sec=2.0)
-        self.sim_executor.shutdown(timeout_sec=2.0)
-        self._destroy()
+        """Stop every thread, close every port, remove the run's pty links (again: nothing).
+
+        A SIGINT/SIGTERM during it cannot leave it half done (``deferred_signals``).
+        """
+        if self._stopping.is_set():
+            return
+        with deferred_signals():
+            # The executors first: no callback then runs into a node being stopped (a
+            # message for a closed bag). Woken, the spin threads leave; shutting an
+            # executor down under a running spin_once raises inside rclpy instead.
+            self._stopping.set()
+            for executor in (self.executor, self.sim_executor):
+                executor.wake()
+            for thread in self._spin_threads:
+                thread.join(timeout=5.0)
+            for node in self.nodes.values():
+                node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
+            if self.proxy is not None:
+                self.proxy.stop()
+            self.executor.shutdown(timeout_sec=2.0)
+            self.sim_executor.shutdown(timeout_sec=2.0)
+            self._destroy()
 
     def _destroy(self) -> None:
         for node in self.nodes.values():
             node.destroy_node()
         self.nodes = {}
         rclpy.try_shutdown(context=self.context)
-        if self._own_link_dir:
-            shutil.rmtree(self.options.link_dir, ignore_errors=True)
+        if self._link_dir is not None:
+            self._link_dir.remove()

@@ -6,7 +6,10 @@ process. The robot runs the ``boards`` demo by default. A live status (rich) sho
 simulated time, RTF, pose, boards down, link round trips and loop jitter; Ctrl-C stops
 cleanly (threads joined, ptys closed, their links removed). At the end the run's
 folder holds ``report.png`` (arena, boards standing or fallen, trajectory, LED events)
-and ``metrics.json``; the last lines printed name both.
+and ``metrics.json``; the last lines printed name both. SIGTERM ends it like Ctrl-C, and
+a second signal changes nothing: the handlers only note the request, and go in before
+the graph's modules are imported. A killed run's pty folder and shared-memory files
+are removed by the next run.
 
     hil_sim_runner                          # real time, until Ctrl-C
     hil_sim_runner --headless --duration 120 --rtf 0
@@ -23,23 +26,24 @@ configuration.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
-from types import FrameType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from hil_bridge.core.leftovers import remove_dead_dds_segments
+from hil_bridge.core.shutdown import ShutdownSignals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.done import DonePredicate, DoneWatch, task_done
 from hil_bringup.core.graph import BEHAVIOURS, GraphOptions
-from hil_bringup.core.report import RunLog, write_report
 from hil_bringup.errors import HilBringupError
-from hil_bringup.runner import GraphRunner
 from hil_sim.errors import HilSimError
 from robot_control.errors import RobotControlError
+
+if TYPE_CHECKING:
+    from hil_bringup.core.report import RunLog
+    from hil_bringup.runner import GraphRunner
 
 #: Simulated seconds between trajectory samples of the report.
 SAMPLE_PERIOD = 0.05
@@ -153,12 +157,16 @@ def render(status: dict[str, Any]) -> Any:
     return table
 
 
-def run(args: argparse.Namespace, *, done: DonePredicate | None = None) -> int:
+def run(
+    args: argparse.Namespace, *, done: DonePredicate | None = None, signals: ShutdownSignals | None = None
+) -> int:
     """Run the graph until the duration, the boards, the task or Ctrl-C; write the report.
 
     Args:
         args: the parsed options (:func:`parse`).
         done: the task's done predicate; None: the behaviour's (:func:`task_done`).
+        signals: what ends the run early; None: nothing (main() passes the process's
+            SIGINT/SIGTERM, installed before the graph's modules were imported).
 
     Raises:
         HilBringupError: ``--until-done`` with a behaviour that has no task.
@@ -181,12 +189,12 @@ def run(args: argparse.Namespace, *, done: DonePredicate | None = None) -> int:
         firmware=args.firmware,
     )
     folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
-    stop = threading.Event()
+    # Imported only now, after main() installed the signal handlers: rclpy, the nodes
+    # and numpy take a second or more to import under load.
+    from hil_bringup.core.report import RunLog, write_report  # noqa: PLC0415
+    from hil_bringup.runner import GraphRunner  # noqa: PLC0415
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    signals = signals if signals is not None else ShutdownSignals()  # never installed
     started = time.monotonic()
     runner = GraphRunner(options)
     status = Status(runner)
@@ -198,9 +206,12 @@ def run(args: argparse.Namespace, *, done: DonePredicate | None = None) -> int:
     )
     ending: Ending = "stopped"
     try:
-        runner.start()
-        ending = _drive(runner, args, status, log, stop, watch=watch)
+        if not signals.requested:  # a signal while the graph was being built: no run
+            runner.start()
+            ending = _drive(runner, args, status, log, signals, watch=watch)
     finally:
+        # The handlers stay in place: a late signal must not kill the process while
+        # it stops or writes the report.
         snapshot = status.snapshot()
         log.metrics.update(_metrics(snapshot, runner, options))
         log.metrics["done"] = watch.done if watch is not None else None
@@ -208,8 +219,6 @@ def run(args: argparse.Namespace, *, done: DonePredicate | None = None) -> int:
             round(watch.done_at, 3) if watch is not None and watch.done_at is not None else None
         )
         runner.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     metrics_path, picture_path = write_report(log, folder)
     print(
         f"hil_sim_runner: {snapshot['boards_down']} of {snapshot['boards']} boards down "
@@ -231,7 +240,7 @@ def _drive(
     args: argparse.Namespace,
     status: Status,
     log: RunLog,
-    stop: threading.Event,
+    signals: ShutdownSignals,
     *,
     watch: DoneWatch | None,
 ) -> Ending:
@@ -247,11 +256,11 @@ def _drive(
         live.start()
     ending: Ending | None = None
     try:
-        while ending is None and not stop.is_set():
+        while ending is None and not signals.requested:
             if runner.lockstep:
                 runner.step()
             else:
-                time.sleep(0.02)
+                signals.wait(0.02)
             with sim_node.lock:
                 t = sim.time
                 if t >= next_sample:
@@ -331,10 +340,12 @@ def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOption
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the simulation; exit 2 on a bad configuration."""
+    """Run the simulation; exit 2 on a bad configuration (SIGINT/SIGTERM: a normal end)."""
+    signals = shutdown_signals()
+    remove_dead_dds_segments()
     args = parse(argv)
     try:
-        return run(args)
+        return run(args, signals=signals)
     except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
         print(f"hil_sim_runner: {exc}", file=sys.stderr)
         return 2

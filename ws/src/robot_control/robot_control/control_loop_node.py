@@ -182,11 +182,17 @@ class ControlLoopNode(Node):
         self.next_report = clock()
 
     def stop(self) -> None:
-        """Stop the frame thread, leave the motors at zero, close the port."""
+        """Stop the frame thread, leave the motors at zero, close the port (again: nothing).
+
+        The last line on an open port is ``DRV0,0``: the frame thread is joined first, so
+        no frame writes after it.
+        """
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
         self.reader.stop()
+        if self.link.state is LinkState.CLOSED:
+            return
         # Leave the motors stopped: the MCU's watchdog would too, but only after its timeout.
         self.link.write(self.loop.encoder.encode(Drive(0, 0)))
         self.link.close()
