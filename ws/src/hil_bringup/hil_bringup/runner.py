@@ -31,6 +31,7 @@ import rclpy
 from rclpy.executors import Executor, ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.task import Future
 
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
@@ -133,6 +134,9 @@ class GraphRunner:
             (self.sim_executor if node is self.nodes["sim"] else self.executor).add_node(node)
         self._spin_threads: list[threading.Thread] = []
         self._stopping = threading.Event()
+        #: Done when stop() begins: the spin threads' executors return at once (a plain
+        #: wake() only makes rclpy wait again, up to its timeout).
+        self._stop_spinning = Future()
         self._started = False
 
     # --- the nodes by role ------------------------------------------------------------------
@@ -204,13 +208,12 @@ class GraphRunner:
         self._started = True
 
     def _spin(self, executor: Executor) -> None:
-        while self.context.ok() and not self._stopping.is_set():
-            try:
-                executor.spin_once(timeout_sec=1.0)  # stop() wakes it
-            except Exception:
-                if not self.context.ok() or self._stopping.is_set():
-                    return
-                raise
+        try:
+            executor.spin_until_future_complete(self._stop_spinning)  # stop() completes it
+        except Exception:
+            if not self.context.ok() or self._stopping.is_set():
+                return
+            raise
 
     def step(self) -> None:
         """Lockstep: one signal period of the whole graph, in a fixed order."""
@@ -272,11 +275,10 @@ class GraphRunner:
             return
         with deferred_signals():
             # The executors first: no callback then runs into a node being stopped (a
-            # message for a closed bag). Woken, the spin threads leave; shutting an
-            # executor down under a running spin_once raises inside rclpy instead.
+            # message for a closed bag). The spin threads leave once the future is done;
+            # shutting an executor down under a running spin raises inside rclpy instead.
             self._stopping.set()
-            for executor in (self.executor, self.sim_executor):
-                executor.wake()
+            self._stop_spinning.set_result(None)
             for thread in self._spin_threads:
                 thread.join(timeout=5.0)
             for node in self.nodes.values():
