@@ -74,12 +74,14 @@ class DescriptionNode(Node):
 
     def on_joint_states(self, message: JointState) -> None:
         """Wheel transforms from the wheel angles."""
+        if not self.tf.get_subscription_count():
+            return  # nobody to send them to (it is asked anew each time: a viewer may join)
         transforms = [
             self.transform(self.moving[name], position, message.header.stamp)
             for name, position in zip(message.name, message.position, strict=False)
             if name in self.moving
         ]
-        if transforms and self.tf.get_subscription_count():
+        if transforms:
             self.tf.publish(TFMessage(transforms=transforms))
 
     def attach_directly(self) -> None:

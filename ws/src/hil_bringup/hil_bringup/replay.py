@@ -61,8 +61,9 @@ def replay(bag: str | Path) -> Comparison:
     options = GraphOptions(**{k: v for k, v in recorded.items() if k in known} | {"rtf": 0.0, "record": ""})
     inputs: list[tuple[float, str, Any]] = []
     trajectory: list[tuple[float, float, float]] = []
-    odom_topic = f"/{options.namespace}/odom" if options.namespace else "/odom"
-    for topic, stamp, message in read_bag(bag, (*INPUT_TOPICS, odom_topic)):
+    prefix = f"/{options.namespace}" if options.namespace else ""
+    odom_topic = f"{prefix}/odom"
+    for topic, stamp, message in read_bag(bag, (*(prefix + t for t in INPUT_TOPICS), odom_topic)):
         if topic == odom_topic:
             t = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
             trajectory.append((t, message.pose.pose.position.x, message.pose.pose.position.y))
@@ -77,20 +78,25 @@ def _run(
     options: GraphOptions, inputs: list[tuple[float, str, Any]], trajectory: list[tuple[float, float, float]]
 ) -> Comparison:
     runner = GraphRunner(options)
+    pending, expected = list(inputs), list(trajectory)
+    loop = runner.loop
+
+    def feed(now: float) -> None:
+        # Inputs recorded by now go to the loop where and as its callbacks took them.
+        while pending and pending[0][0] <= now + 1e-9:
+            _, topic, message = pending.pop(0)
+            if topic.endswith("cmd_vel"):
+                loop.on_cmd_vel(_twist(message))
+            else:
+                loop.on_robot_command(String(data=message.data))
+
+    runner.input_feeds.append(feed)
     runner.start()
     deviations: list[float] = []
     try:
-        sim, loop = runner.sim.sim, runner.loop
-        pending, expected = list(inputs), list(trajectory)
+        sim = runner.sim.sim
         end = trajectory[-1][0]
         while sim.time <= end + 1e-9 and expected:
-            # Inputs recorded by now go to the loop exactly as its callbacks take them.
-            while pending and pending[0][0] <= sim.time + 1e-9:
-                _, topic, message = pending.pop(0)
-                if topic == "/cmd_vel":
-                    loop.on_cmd_vel(_twist(message))
-                else:
-                    loop.on_robot_command(String(data=message.data))
             while expected and expected[0][0] <= sim.time + 1e-9:
                 _, x, y = expected.pop(0)
                 deviations.append(math.hypot(float(sim.x[0]) - x, float(sim.y[0]) - y))

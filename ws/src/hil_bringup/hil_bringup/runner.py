@@ -24,14 +24,19 @@ from __future__ import annotations
 
 import importlib
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
 import rclpy
+from rclpy.clock import ClockType, ROSClock
 from rclpy.executors import Executor, ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.subscription import Subscription
 from rclpy.task import Future
+from rclpy.time import Time
 
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
@@ -40,6 +45,7 @@ from hil_bridge.core.shutdown import deferred_signals
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.signal_bridge_node import SignalBridgeNode
 from hil_bringup.core.graph import MCU_NODES, GraphOptions, NodeSpec, describe
+from hil_bringup.description_node import DescriptionNode
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
 from hil_sim.sim_node import SimNode
@@ -50,9 +56,47 @@ from robot_control.control_loop_node import ControlLoopNode
 #: Options that describe this machine's run rather than the experiment (not kept in bags).
 #: A bound on the callbacks one lockstep period serves, so a flood cannot stall it.
 _MAX_CALLBACKS_PER_STEP = 1000
+#: Stopping a recorded lockstep run: wait until DDS has been quiet this long (at most the max), s.
+#: Lockstep: the executor is polled at least this often (simulated s) even with no input.
+_FULL_SERVE_PERIOD_S = 1.0
+_DRAIN_QUIET_S = 0.2
+_DRAIN_MAX_S = 3.0
+#: Nodes with no input for the lockstep driver to serve (see GraphRunner._executor_for).
+_SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description"}
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
 #: Name prefix of a run's private pty folder in the temporary directory.
 LINK_DIR_PREFIX = "hil-links-"
+
+
+class _InputTaker:
+    """Takes the messages waiting on a few subscriptions and runs their callbacks.
+
+    What an executor does after its wait, without the wait: an executor rebuilds its
+    wait set from every entity of its nodes on each poll, and even a bare rcl wait on
+    two subscriptions cost over 100 us, which every lockstep frame paid to learn that
+    no cmd_vel had come; a take from an empty subscription costs a few. rclpy has no
+    public "take"; if its internals are not what this expects, :meth:`take` returns
+    None and the caller polls the executor as before.
+    """
+
+    def __init__(self, subscriptions: list[Subscription]) -> None:
+        self._subscriptions = subscriptions
+        self.usable = all(callable(getattr(s.handle, "take_message", None)) for s in subscriptions)
+
+    def take(self, limit: int) -> int | None:
+        """Run the callback of every waiting message (at most ``limit``); None if it cannot."""
+        if not self.usable:
+            return None
+        taken = 0
+        for subscription in self._subscriptions:
+            while taken < limit:
+                with subscription.handle:
+                    info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+                if info is None:
+                    break
+                subscription.callback(info[0])
+                taken += 1
+        return taken
 
 
 def _parameters(values: dict[str, Any]) -> list[Parameter]:
@@ -130,9 +174,20 @@ class GraphRunner:
         # simulator's executor wakes only for its services.
         self.executor: Executor = SingleThreadedExecutor(context=self.context)
         self.sim_executor: Executor = SingleThreadedExecutor(context=self.context)
-        for node in [*self.nodes.values(), *(extra_nodes or [])]:
-            (self.sim_executor if node is self.nodes["sim"] else self.executor).add_node(node)
+        for node in self.nodes.values():
+            self._executor_for(node).add_node(node)
+        self._extra_nodes = list(extra_nodes or [])
+        for node in self._extra_nodes:
+            self.executor.add_node(node)
         self._spin_threads: list[threading.Thread] = []
+        #: Lockstep: called with the simulated time where the loop takes operator input,
+        #: before its frames (a replay feeds the recorded inputs here).
+        self.input_feeds: list[Callable[[float], None]] = []
+        #: Lockstep: takes the loop's input (None: poll the executor every frame).
+        self._inputs: _InputTaker | None = None
+        self._next_full_serve = 0.0
+        #: Lockstep: the nodes' ROS clocks that step() sets.
+        self._follow_by_call: list[ROSClock] = []
         self._stopping = threading.Event()
         #: Done when stop() begins: the spin threads' executors return at once (a plain
         #: wake() only makes rclpy wait again, up to its timeout).
@@ -181,12 +236,22 @@ class GraphRunner:
 
         bridge.attach_directly(pins_to_sim)
         sim.attach_directly(sensors_to_bridge)
+        description: DescriptionNode = self.nodes["robot_description"]  # type: ignore[assignment]
+        description.attach_directly()
+        sim.on_joint_states = description.on_joint_states
         if self.lockstep:
             clock = lambda: self.sim.sim.time  # noqa: E731 - the simulated clock every part shares
             if self.mcu is not None:
                 self.mcu.use_clock(clock)
             self.loop.use_clock(clock)
             self.sim.use_clock(clock)
+            for node in self.nodes.values():
+                if node is not self.sim:
+                    self._follow_by_call_of(node)
+            self._set_ros_clocks()
+            if not self._extra_nodes and "recorder" not in self.nodes:
+                # With a recorder or extra nodes the executor has more to serve: poll it.
+                self._inputs = _InputTaker(list(self.loop.subscriptions))
             if "recorder" in self.nodes:
                 self.nodes["recorder"].use_clock(clock)  # type: ignore[attr-defined]
         else:
@@ -207,6 +272,19 @@ class GraphRunner:
             self._spin_threads.append(thread)
         self._started = True
 
+    def _executor_for(self, node: Node) -> Executor:
+        """The simulator's executor, or the graph's (served by step() in lockstep).
+
+        In lockstep the driver serves only the nodes that take input (the loop's
+        cmd_vel and robotCommand, the recorder): each poll of an executor rebuilds its
+        wait set, entity by entity. The MCU, the bridge and the description (joint
+        states by call) have nothing but parameter services, which the simulator's
+        executor thread serves when asked.
+        """
+        if node is self.nodes.get("sim") or (self.lockstep and node.get_name() in _SERVED_ELSEWHERE):
+            return self.sim_executor
+        return self.executor
+
     def _spin(self, executor: Executor) -> None:
         try:
             executor.spin_until_future_complete(self._stop_spinning)  # stop() completes it
@@ -221,27 +299,61 @@ class GraphRunner:
             raise HilBringupError("step() is for lockstep runs (rtf 0)")
         sim = self.sim
         now = sim.sim.time
-        # Callbacks run here, between periods, not in a thread beside the driver: the
-        # loop and the recorder then take a cmd_vel at the same simulated time, which
-        # is what lets a replay reproduce the run.
-        self._serve_callbacks()
         if self.mcu is not None:
             self.mcu.tick(now)
         if self.proxy is not None:
             self.proxy.step(now)
         self.bridge.tick(now)  # its frames reach the simulator through the attached call
         sim.advance()  # and the sensor values reach the bridge
-        self.loop.step_lockstep(sim.sim.time)
+        now = sim.sim.time
+        self._set_ros_clocks()
+        if self.loop.next_frame <= now:
+            # Callbacks run here, in the driver, just before the loop's frame: the loop and
+            # the recorder then take a cmd_vel at a simulated time that does not depend on
+            # DDS, which is what lets a replay reproduce the run. The loop acts on input
+            # only in its frames, so once per frame (30 Hz) is as good as every period; an
+            # executor poll rebuilds its whole wait set and cost most of a period.
+            for feed in self.input_feeds:
+                feed(now)
+            # The loop's input by take; the whole executor once per simulated second for
+            # everything else it serves (parameter services), and always when recording.
+            taken = self._inputs.take(_MAX_CALLBACKS_PER_STEP) if self._inputs is not None else None
+            if taken is None or now >= self._next_full_serve:
+                self._next_full_serve = now + _FULL_SERVE_PERIOD_S
+                self._serve_callbacks()
+        self.loop.step_lockstep(now)
 
-    def _serve_callbacks(self) -> None:
-        for _ in range(_MAX_CALLBACKS_PER_STEP):
+    def _follow_by_call_of(self, node: Node) -> None:
+        """Lockstep: ``node``'s ROS clock is set by step() instead of through /clock.
+
+        One DDS delivery and callback per node and period was most of a lockstep
+        period's cost, and a stamp depended on when /clock had arrived.
+        """
+        node._time_source.detach_node()  # rclpy has no public switch for this
+        self._follow_by_call.append(node.get_clock())
+        node.get_clock().set_ros_time_override(self._ros_time())
+
+    def _ros_time(self) -> Time:
+        return Time(nanoseconds=round(self.sim.sim.time * 1e9), clock_type=ClockType.ROS_TIME)
+
+    def _set_ros_clocks(self) -> None:
+        """Lockstep: every node's ROS clock (stamps, timers) at the simulated time."""
+        now = self._ros_time()
+        for clock in self._follow_by_call:
+            clock.set_ros_time_override(now)
+
+    def _serve_callbacks(self) -> int:
+        """Run the callbacks that are ready now (at most a bound); returns how many ran."""
+        for served in range(_MAX_CALLBACKS_PER_STEP):
             try:
                 handler, _, _ = self.executor.wait_for_ready_callbacks(timeout_sec=0.0)
             except (TimeoutException, ShutdownException):
-                return
+                return served
             handler()
             if handler.exception() is not None:
                 raise handler.exception()  # type: ignore[misc]
+
+        return _MAX_CALLBACKS_PER_STEP
 
     def kill_mcu(self) -> None:
         """Take the simulated MCU away, as if its USB cable were pulled (ptys hang up)."""
@@ -249,7 +361,9 @@ class GraphRunner:
         if mcu is None:
             raise HilBringupError("no simulated MCU in this run")
         mcu.stop()  # type: ignore[attr-defined]
-        self.executor.remove_node(mcu)
+        self._executor_for(mcu).remove_node(mcu)
+        if mcu.get_clock() in self._follow_by_call:
+            self._follow_by_call.remove(mcu.get_clock())
         mcu.destroy_node()
 
     def restart_mcu(self) -> None:
@@ -260,9 +374,10 @@ class GraphRunner:
         spec = next(s for s in describe(self.options)[0] if s.name == name)
         mcu = _build(spec, self.context)
         self.nodes = {name: mcu, **self.nodes}
-        self.executor.add_node(mcu)
+        self._executor_for(mcu).add_node(mcu)
         if self.lockstep:
             mcu.use_clock(lambda: self.sim.sim.time)  # type: ignore[attr-defined]
+            self._follow_by_call_of(mcu)
         elif self._started:
             mcu.start()  # type: ignore[attr-defined]
 
@@ -274,6 +389,7 @@ class GraphRunner:
         if self._stopping.is_set():
             return
         with deferred_signals():
+            self._drain_recording()
             # The executors first: no callback then runs into a node being stopped (a
             # message for a closed bag). The spin threads leave once the future is done;
             # shutting an executor down under a running spin raises inside rclpy instead.
@@ -288,6 +404,21 @@ class GraphRunner:
             self.executor.shutdown(timeout_sec=2.0)
             self.sim_executor.shutdown(timeout_sec=2.0)
             self._destroy()
+
+    def _drain_recording(self) -> None:
+        """Lockstep: hand the recorder what DDS still has in flight before the bag closes.
+
+        A lockstep run outpaces DDS delivery: without this the last second or two of
+        simulated time never reached the bag.
+        """
+        if not (self.lockstep and self._started and "recorder" in self.nodes):
+            return
+        start = quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < _DRAIN_QUIET_S and time.monotonic() - start < _DRAIN_MAX_S:
+            if self._serve_callbacks():
+                quiet_since = time.monotonic()
+            else:
+                time.sleep(0.005)
 
     def _destroy(self) -> None:
         for node in self.nodes.values():
