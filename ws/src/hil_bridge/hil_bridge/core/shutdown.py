@@ -126,8 +126,9 @@ def deferred_signals() -> Iterator[None]:
     Where other handlers are in place (a library caller's, Python's KeyboardInterrupt),
     a signal during the block is noted and delivered again once the block is done.
     Outside the main thread it changes nothing either: handlers run only there; nor
-    for a signal whose handler was not set from Python (rclpy's), which could not be
-    put back.
+    for a signal whose handler Python does not know (``getsignal`` None), which could
+    not be put back. A handler set in C behind Python's back (rclpy's, with the default
+    context) is not seen: Python's own is back in its place after the block.
     """
     if threading.current_thread() is not threading.main_thread() or (
         _process_signals is not None and _process_signals.installed
