@@ -165,7 +165,11 @@ PARAMETERS = (
         max=10.0,
     ),
     ParamSpec(
-        "park_timeout", 2.0, "Seconds the node waits at shutdown for the platform to park.", min=0.0, max=30.0
+        "park_timeout",
+        1.0,
+        "Seconds the node waits at shutdown for the platform to park (nodes exit within 2 s).",
+        min=0.0,
+        max=30.0,
     ),
     ParamSpec(
         "odom_timeout",
