@@ -57,12 +57,16 @@ SYSTEM_NEEDS: dict[str, str] = {
     "avr-objcopy": "binutils-avr",
     # firmware in the loop: the AVR emulator (its library builds firmware/simavr)
     "simavr": "simavr",
+    # Gazebo export: `ign sdf -k` checks every generated SDF with the real SDFormat parser
+    "ign": "ignition-tools",
 }
 #: Debian packages that install no command, by a file they install.
 SYSTEM_FILES: dict[str, str] = {
     "/usr/lib/avr/include/avr/io.h": "avr-libc",
     "/usr/share/arduino/hardware/arduino/avr/cores/arduino/Arduino.h": "arduino-core-avr",
     "/usr/include/simavr/sim_avr.h": "libsimavr-dev",
+    # the `ign sdf` plugin of SDFormat 12 (it brings libsdformat12-12, the parser)
+    "/usr/share/ignition/sdformat12.yaml": "libsdformat-dev",
 }
 
 #: colcon run by the venv's interpreter, so ament_python packages get its shebang even
@@ -532,7 +536,10 @@ def step_simavr_harness(step: Step) -> None:
 
 
 STEPS: list[tuple[str, Callable[[Step], None]]] = [
-    ("system packages (compilers, AVR toolchain, Arduino core, simavr, CMake, Python headers)", step_system),
+    (
+        "system packages (compilers, AVR toolchain, Arduino core, simavr, SDFormat, CMake, Python headers)",
+        step_system,
+    ),
     ("Python virtual environment", step_venv),
     ("Python packages (requirements.txt)", step_python_packages),
     ("CMake exports of the ROS 2 wheels", step_cmake_exports),
