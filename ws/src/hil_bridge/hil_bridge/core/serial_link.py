@@ -31,6 +31,7 @@ from enum import Enum
 
 import serial
 
+from hil_bridge.core.lockstep_io import read_rest
 from hil_bridge.errors import HilBridgeError
 
 #: Baud rates the links use (DESIGN.md: 38400 default on the command link, 115200
@@ -84,7 +85,24 @@ class SerialLink:
         self.bytes_out = 0
         #: Bytes the OS would not take without blocking (peer not reading).
         self.write_drops = 0
+        #: Lockstep: how many bytes the peer has written in all (a runner that owns both
+        #: ends of a pty sets it); a poll then waits, bounded, for the ones the kernel
+        #: has not passed on yet (:mod:`~hil_bridge.core.lockstep_io`).
+        self.owed: Callable[[], int] | None = None
+        self._owed_offset = 0
+        #: Lockstep polls that waited for the kernel, and that gave up waiting.
+        self.late_reads = 0
+        self.short_reads = 0
         self.errors: Counter[str] = Counter()
+
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Time the reconnect backoff on ``clock`` from now on (simulated time in lockstep).
+
+        A reopen already waiting is then due at once: its deadline was on the old clock.
+        """
+        with self._lock:
+            self._clock = clock
+            self._next_attempt = clock()
 
     @property
     def is_open(self) -> bool:
@@ -115,6 +133,9 @@ class SerialLink:
         self._serial = port
         self._backoff = self.backoff_min
         self.generation += 1
+        if self.owed is not None:
+            # Opening flushed whatever the peer had written before: not owed any more.
+            self._owed_offset = self.owed() - self.bytes_in
         self.state = LinkState.OPEN
         self.detail = f"{self.port}: open at {self.baud} baud"
 
@@ -159,12 +180,27 @@ class SerialLink:
                 if not data and select.select([fd], [], [], 0)[0]:
                     raise OSError("the device reports readiness but returns no data (disconnected?)")
             except BlockingIOError:
-                return b""
+                data = b""
             except OSError as exc:
                 self._fail("read", exc)
                 return b""
             self.bytes_in += len(data)
+            if self.owed is not None:
+                data += self._owed_rest(fd)
             return data
+
+    def _owed_rest(self, fd: int) -> bytes:
+        assert self.owed is not None
+        missing = self.owed() - self.bytes_in - self._owed_offset
+        if missing <= 0:
+            return b""
+        self.late_reads += 1
+        rest = read_rest(fd, missing)
+        self.bytes_in += len(rest)
+        if len(rest) < missing:
+            self.short_reads += 1
+            self._owed_offset += missing - len(rest)  # lost for good: never wait for them again
+        return rest
 
     def write(self, data: bytes) -> bool:
         """Write ``data`` now; False if the port is down or the OS took only part of it."""
