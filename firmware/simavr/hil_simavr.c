@@ -439,8 +439,8 @@ static void send_frame(void) {
                              : hil_int_to_raw((int32_t)floor(value + 0.5), (int32_t)s->min, (int32_t)s->max,
                                               (uint8_t)h.checked);
     }
-    uint8_t size = hil_frame_encode(&h.encoder, h.in_ids, raw, (uint8_t)h.n_in, frame);
-    for (uint8_t i = 0; i < size; i++) {
+    uint16_t size = hil_frame_encode(&h.encoder, h.in_ids, raw, (uint16_t)h.n_in, frame);
+    for (uint16_t i = 0; i < size; i++) {
         if (!queue_push(&h.signal_out, frame[i])) {
             h.signal_tx_dropped++;
         }
@@ -655,7 +655,10 @@ static void couple(void) {
         avr_extint_set_strict_lvl_trig(avr, i, 0);
     }
     hil_frame_encoder_init(&h.encoder, (uint8_t)h.checked);
-    hil_frame_decoder_init(&h.decoder, h.out_ids, (uint8_t)h.n_out, (uint8_t)h.checked, h.decode_buffer);
+    if (!hil_frame_decoder_init(&h.decoder, h.out_ids, (uint16_t)h.n_out, (uint8_t)h.checked, h.decode_buffer) &&
+        h.n_out > 0) {
+        fail(2, "the OUTPUT signals' ids must differ (and none be 255)");
+    }
     memcpy(h.compass_regs, compass_reset, sizeof compass_reset);
     for (int i = 0; i < h.count; i++) {
         signal_t *s = &h.signals[i];

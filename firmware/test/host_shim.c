@@ -106,7 +106,7 @@ int shim_line_feed(void *handle, const uint8_t *data, int n, char *out, int capa
     return used;
 }
 
-/* messages, dropped[HIL_DROP_REASONS], lost */
+/* messages, dropped[HIL_DROP_REASONS], lost, resyncs */
 void shim_line_stats(void *handle, uint32_t *out) {
     shim_line *s = handle;
     int i;
@@ -115,6 +115,7 @@ void shim_line_stats(void *handle, uint32_t *out) {
         out[1 + i] = s->decoder.dropped[i];
     }
     out[1 + HIL_DROP_REASONS] = s->decoder.lost;
+    out[2 + HIL_DROP_REASONS] = s->decoder.resyncs;
 }
 
 /* The line the encoder makes of body at sequence number seq; returns its length. */
@@ -140,19 +141,38 @@ int shim_format_fixed(int32_t scaled, int decimals, char *out) {
 typedef struct {
     hil_frame_decoder decoder;
     hil_frame_encoder encoder;
-    uint8_t ids[255];
-    uint8_t buffer[HIL_FRAME_SIZE(255, 1)];
+    uint8_t ids[HIL_MAX_SIGNALS + 1];
+    uint8_t buffer[HIL_FRAME_MAX_SIZE];
 } shim_frames;
 
-void *shim_frames_new(const uint8_t *ids, int count, int checked) {
+/* A decoder and an encoder of the count ids; *ok is what hil_frame_decoder_init said. */
+void *shim_frames_new(const uint8_t *ids, int count, int checked, int *ok) {
     shim_frames *s = calloc(1, sizeof(*s));
     if (s == NULL) {
         return NULL;
     }
-    memcpy(s->ids, ids, (size_t)count);
-    hil_frame_decoder_init(&s->decoder, s->ids, (uint8_t)count, (uint8_t)checked, s->buffer);
+    /* More ids than fit are for init to refuse, unread. */
+    memcpy(s->ids, ids, count >= 0 && (size_t)count <= sizeof s->ids ? (size_t)count : 0);
+    *ok = hil_frame_decoder_init(&s->decoder, s->ids, (uint16_t)count, (uint8_t)checked, s->buffer);
     hil_frame_encoder_init(&s->encoder, (uint8_t)checked);
     return s;
+}
+
+/* hil_frame_encode of n signals (ids[i] = i, raw[i] = i) at sequence number seq: the
+ * frame's size, 0 if refused. out holds HIL_FRAME_MAX_SIZE bytes. */
+int shim_frame_encode_n(int n, int checked, int seq, uint8_t *out) {
+    hil_frame_encoder encoder;
+    uint8_t ids[HIL_MAX_SIGNALS + 1];
+    int16_t raw[HIL_MAX_SIGNALS + 1];
+    int i;
+    for (i = 0; i <= HIL_MAX_SIGNALS; i++) {
+        ids[i] = (uint8_t)i;
+        raw[i] = (int16_t)i;
+    }
+    hil_frame_encoder_init(&encoder, (uint8_t)checked);
+    encoder.seq = (uint8_t)seq;
+    /* n beyond the arrays is refused before they are read. */
+    return hil_frame_encode(&encoder, ids, raw, (uint16_t)n, out);
 }
 
 int shim_frames_encode(void *handle, const int16_t *raw, uint8_t *out) {
@@ -165,7 +185,7 @@ int shim_frames_encode(void *handle, const int16_t *raw, uint8_t *out) {
 int shim_frames_feed(void *handle, const uint8_t *data, int n, int16_t *raw, int max_frames) {
     shim_frames *s = handle;
     int frames = 0, i;
-    int16_t codes[255];
+    int16_t codes[HIL_MAX_SIGNALS];
     for (i = 0; i < n; i++) {
         if (hil_frame_feed(&s->decoder, data[i], codes)) {
             if (frames < max_frames) {
@@ -177,7 +197,7 @@ int shim_frames_feed(void *handle, const uint8_t *data, int n, int16_t *raw, int
     return frames;
 }
 
-/* frames, bad_ids, bad_crc, duplicates, lost, skipped_bytes */
+/* frames, bad_ids, bad_crc, duplicates, lost, skipped_bytes, resyncs */
 void shim_frames_stats(void *handle, uint32_t *out) {
     shim_frames *s = handle;
     out[0] = s->decoder.frames;
@@ -186,6 +206,7 @@ void shim_frames_stats(void *handle, uint32_t *out) {
     out[3] = s->decoder.duplicates;
     out[4] = s->decoder.lost;
     out[5] = s->decoder.skipped_bytes;
+    out[6] = s->decoder.resyncs;
 }
 
 /* --- the MCU behaviour core --------------------------------------------------------- */

@@ -85,7 +85,7 @@ def test_drop_vector_is_counted_by_its_reason(vector: dict[str, Any]) -> None:
     assert decoder.feed(vector["line"].encode() + b"\n") == []
     stats = decoder.stats()
     assert stats[vector["reason"]] == 1
-    assert sum(v for k, v in stats.items() if k not in ("messages", "lost")) == 1
+    assert sum(v for k, v in stats.items() if k not in ("messages", "lost", "resyncs")) == 1
 
 
 @pytest.mark.parametrize("vector", VECTORS["encode"], ids=lambda v: v["line"])
@@ -135,6 +135,17 @@ def test_checked_decoder_counts_gaps_and_drops_repeats() -> None:
     assert (stats["lost"], stats["duplicate"]) == (2, 1)
 
 
+@pytest.mark.parametrize("vector", VECTORS["sequence"], ids=lambda v: v["name"])
+def test_sequence_vector(vector: dict[str, Any]) -> None:
+    data = b"".join(
+        line_finish(f"COM,N{position}".encode(), checked=True, seq=seq)
+        for position, seq in enumerate(vector["seqs"])
+    )
+    decoder = host(checked=True)
+    assert [int(m.text[1:]) for m in decoder.feed(data)] == vector["taken"]
+    assert {key: decoder.stats()[key] for key in vector["stats"]} == vector["stats"]
+
+
 def test_encoder_refuses_a_body_the_receiver_would_drop() -> None:
     assert line_finish(b"X" * 128) == b"X" * 128 + b"\n"
     assert line_finish(b"X" * 129) == b""
@@ -176,8 +187,9 @@ def same_as_python(data: bytes, *, checked: bool = False) -> None:
     stats = c.stats()
     assert stats["messages"] == python.stats.messages
     assert stats["lost"] == python.stats.lost
+    assert stats["resyncs"] == python.stats.resyncs
     for reason, count in stats.items():
-        if reason not in ("messages", "lost"):
+        if reason not in ("messages", "lost", "resyncs"):
             assert count == python.stats.dropped[reason], reason
 
 
@@ -187,21 +199,25 @@ def test_decoder_matches_the_python_decoder_on_any_bytes(data: bytes) -> None:
     same_as_python(data)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from(["DRV5,-5", "HBB,1.25", "COM,GO", "TL11,2", "ARM1"]), st.integers(0, 3)),
-        max_size=12,
+        st.tuples(st.sampled_from(["DRV5,-5", "HBB,1.25", "COM,GO", "TL11,2", "ARM1"]), st.integers(0, 5)),
+        max_size=16,
     ),
     st.integers(0, 2**16 - 1),
 )
-def test_checked_decoder_matches_the_python_decoder_under_loss_and_corruption(
+def test_checked_decoder_matches_the_python_decoder_under_loss_corruption_and_restarts(
     plan: list[tuple[str, int]], start: int
 ) -> None:
     encoder = LineEncoder(checked=True)
     encoder.seq = start
     data = b""
     for body, fault in plan:
+        if fault == 4:
+            encoder.seq = 0  # the sender restarted
+        elif fault == 5:
+            encoder.seq = (encoder.seq - 2) & 0xFFFF  # it sends its last two numbers again
         line = line_finish(body.encode(), checked=True, seq=encoder.seq)
         encoder.seq = (encoder.seq + 1) & 0xFFFF
         if fault == 1:

@@ -18,7 +18,8 @@ from hil_bridge.core.signal_protocol import (
     rounding_map,
 )
 from hil_bridge.core.vectors import load_vectors
-from support.firmware_host import HostFrames, library
+from hil_bridge.errors import HilBridgeError
+from support.firmware_host import HostFrames, HostInitError, frame_encode_n, library
 from support.mcu_vectors import SOURCE_VECTORS
 
 VECTORS = load_vectors("signal_protocol", directory=SOURCE_VECTORS)
@@ -108,6 +109,8 @@ def frame_stream(checked: bool, plan: list[tuple[list[int], int, bytes]]) -> byt
     encoder = FrameEncoder(SLOTS, checked=checked)
     data = b""
     for codes, fault, noise in plan:
+        if fault == 5:
+            encoder.seq = 0  # the sender restarted
         frame = encoder.encode_raw(codes)
         if fault == 1:
             frame = frame[: len(frame) // 2]  # cut short
@@ -122,7 +125,7 @@ def frame_stream(checked: bool, plan: list[tuple[list[int], int, bytes]]) -> byt
 
 
 CODES = st.lists(st.integers(-32768, 32767), min_size=3, max_size=3)
-PLAN = st.lists(st.tuples(CODES, st.integers(0, 4), st.binary(max_size=4)), max_size=10)
+PLAN = st.lists(st.tuples(CODES, st.integers(0, 5), st.binary(max_size=4)), max_size=14)
 
 
 @settings(max_examples=300, deadline=None)
@@ -141,7 +144,20 @@ def test_decoder_matches_the_python_decoder_on_faulty_streams(checked: bool, pla
         "duplicates": stats.duplicates,
         "lost": stats.lost,
         "skipped_bytes": stats.skipped_bytes,
+        "resyncs": stats.resyncs,
     }
+
+
+@pytest.mark.parametrize("vector", VECTORS["sequence"], ids=lambda v: v["name"])
+def test_sequence_vector(vector: dict[str, Any]) -> None:
+    encoder = FrameEncoder([slot(0, SignalType.INTEGER, 0, 1023)], checked=True)
+    data = b""
+    for position, seq in enumerate(vector["seqs"]):
+        encoder.seq = seq
+        data += encoder.encode_raw([position])
+    c = HostFrames([0], checked=True)
+    assert [frame[0] for frame in c.feed(data)] == vector["taken"]
+    assert {key: c.stats()[key] for key in vector["stats"]} == vector["stats"]
 
 
 def test_decoder_resyncs_after_a_lost_byte() -> None:
@@ -216,6 +232,7 @@ def test_decoder_matches_the_python_decoder_for_any_ids_in_any_order(
         "duplicates": stats.duplicates,
         "lost": stats.lost,
         "skipped_bytes": stats.skipped_bytes,
+        "resyncs": stats.resyncs,
     }
 
 
@@ -225,3 +242,39 @@ def test_a_frame_of_255_signals_decodes() -> None:
     codes = [i * 100 - 12000 for i in range(255)]
     frame = FrameEncoder([SignalSlot(i, "device", SLOTS[0].spec) for i in ids]).encode_raw(codes)
     assert HostFrames(sorted(ids)).feed(frame) == [tuple(reversed(codes))]
+
+
+# --- how many signals a frame carries: 255, as in hil_bridge ---------------------------------
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["plain", "checked"])
+@pytest.mark.parametrize("count", [1, 84, 85, 255])
+def test_frames_of_up_to_255_signals_are_the_python_encoders_bytes(count: int, checked: bool) -> None:
+    # 84 checked and 85 plain are the first frames longer than 255 bytes: an 8-bit size
+    # made them empty.
+    slots = [slot(k, SignalType.INTEGER, 0, 1) for k in range(count)]
+    python = FrameEncoder(slots, checked=checked)
+    python.seq = 7
+    expected = python.encode_raw(list(range(count)))
+    assert len(expected) == 1 + 3 * count + (3 if checked else 0)
+    assert frame_encode_n(count, checked=checked, seq=7) == expected
+    c = HostFrames(list(range(count)), checked=checked)
+    assert c.feed(expected) == [tuple(range(count))]
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["plain", "checked"])
+def test_encoder_refuses_256_signals_instead_of_truncating(checked: bool) -> None:
+    assert frame_encode_n(256, checked=checked) == b""
+    assert frame_encode_n(1000, checked=checked) == b""
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [[], [*range(255), 0], [3, 3], [0, 255]],
+    ids=["none", "256", "an_id_twice", "id_0xff"],
+)
+def test_decoder_init_refuses_what_python_refuses(ids: list[int]) -> None:
+    with pytest.raises(HostInitError):
+        HostFrames(ids)
+    with pytest.raises(HilBridgeError):
+        FrameDecoder([slot(i, SignalType.INTEGER, 0, 1) for i in ids])

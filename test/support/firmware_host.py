@@ -77,6 +77,10 @@ class HostBuildError(Exception):
     """The host compiler refused the firmware sources."""
 
 
+class HostInitError(ValueError):
+    """A firmware init function refused its arguments (returned 0)."""
+
+
 def build(out_dir: Path) -> Path:
     """Compile the shared library into ``out_dir`` (or reuse the one built from the same sources)."""
     digest = hashlib.sha256()
@@ -112,7 +116,8 @@ def library() -> ctypes.CDLL:
         "shim_line_stats": (None, [c_void, ctypes.POINTER(ctypes.c_uint32)]),
         "shim_line_finish": (c_int, [c_int, c_int, ctypes.c_char_p, c_int, ctypes.c_char_p]),
         "shim_format_fixed": (c_int, [ctypes.c_int32, c_int, ctypes.c_char_p]),
-        "shim_frames_new": (c_void, [c_u8p, c_int, c_int]),
+        "shim_frames_new": (c_void, [c_u8p, c_int, c_int, ctypes.POINTER(c_int)]),
+        "shim_frame_encode_n": (c_int, [c_int, c_int, c_int, c_u8p]),
         "shim_frames_encode": (c_int, [c_void, ctypes.POINTER(ctypes.c_int16), c_u8p]),
         "shim_frames_feed": (c_int, [c_void, c_u8p, c_int, ctypes.POINTER(ctypes.c_int16), c_int]),
         "shim_frames_stats": (None, [c_void, ctypes.POINTER(ctypes.c_uint32)]),
@@ -203,13 +208,14 @@ class HostLineDecoder:
         return messages
 
     def stats(self) -> dict[str, int]:
-        """``messages``, ``lost`` and a count per drop reason."""
-        values = (ctypes.c_uint32 * (len(DROP_REASONS) + 2))()
+        """``messages``, ``lost``, ``resyncs`` and a count per drop reason."""
+        values = (ctypes.c_uint32 * (len(DROP_REASONS) + 3))()
         self._lib.shim_line_stats(self._handle, values)
         return {
             "messages": values[0],
-            **dict(zip(DROP_REASONS, values[1:-1], strict=True)),
-            "lost": values[-1],
+            **dict(zip(DROP_REASONS, values[1:-2], strict=True)),
+            "lost": values[-2],
+            "resyncs": values[-1],
         }
 
 
@@ -228,13 +234,23 @@ def format_fixed(scaled: int, decimals: int) -> str:
 
 
 class HostFrames:
-    """The firmware's frame encoder and decoder (``hil_signal.c``) for one list of ids."""
+    """The firmware's frame encoder and decoder (``hil_signal.c``) for one list of ids.
+
+    Raises:
+        HostInitError: ``hil_frame_decoder_init`` refused the ids (none, more than
+            255, 0xFF or one twice).
+    """
 
     def __init__(self, ids: list[int], *, checked: bool = False) -> None:
         self.ids = list(ids)
         self.checked = checked
         self._lib = library()
-        self._handle = self._lib.shim_frames_new(_bytes(bytes(ids)), len(ids), int(checked))
+        ok = ctypes.c_int(0)
+        self._handle = self._lib.shim_frames_new(
+            _bytes(bytes(i & 0xFF for i in ids)), len(ids), int(checked), ctypes.byref(ok)
+        )
+        if not ok.value:
+            raise HostInitError(f"hil_frame_decoder_init refused {len(ids)} ids")
 
     def __del__(self) -> None:
         if getattr(self, "_handle", None):
@@ -257,10 +273,17 @@ class HostFrames:
 
     def stats(self) -> dict[str, int]:
         """The decoder's counters, named as hil_bridge's FrameStats."""
-        values = (ctypes.c_uint32 * 6)()
+        values = (ctypes.c_uint32 * 7)()
         self._lib.shim_frames_stats(self._handle, values)
-        names = ("frames", "bad_ids", "bad_crc", "duplicates", "lost", "skipped_bytes")
+        names = ("frames", "bad_ids", "bad_crc", "duplicates", "lost", "skipped_bytes", "resyncs")
         return dict(zip(names, values, strict=True))
+
+
+def frame_encode_n(n: int, *, checked: bool = False, seq: int = 0) -> bytes:
+    """``hil_frame_encode`` of ``n`` signals, ids and codes 0, 1, 2...; b"" if it refuses."""
+    out = (ctypes.c_uint8 * 1024)()
+    size = library().shim_frame_encode_n(n, int(checked), seq, out)
+    return bytes(out[:size])
 
 
 class HostMcu:

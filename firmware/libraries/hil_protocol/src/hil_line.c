@@ -198,7 +198,8 @@ static uint8_t parse_telemetry(hil_line_decoder *d, char list_id, const char *p,
 /* Strip and verify "*SSSSCCCC"; returns the body's length, or -1 (dropped). */
 static int16_t unwrap_checked(hil_line_decoder *d, uint8_t length) {
     const char *line = d->line;
-    uint16_t seq, crc, gap;
+    uint16_t seq, crc, lost;
+    uint8_t verdict;
     if (length < HIL_LINE_CHECK_LENGTH || line[length - HIL_LINE_CHECK_LENGTH] != '*') {
         drop(d, HIL_DROP_BAD_CHECK);
         return -1;
@@ -211,16 +212,15 @@ static int16_t unwrap_checked(hil_line_decoder *d, uint8_t length) {
         drop(d, HIL_DROP_BAD_CHECK);
         return -1;
     }
-    if (d->have_seq) {
-        gap = (uint16_t)(seq - d->expected_seq);
-        if (gap >= 0x8000u) {
-            drop(d, HIL_DROP_DUPLICATE);
-            return -1;
-        }
-        d->lost = (uint16_t)(d->lost + gap);
+    verdict = hil_sequence_check(&d->sequence, seq, 0xFFFFu, &lost);
+    if (verdict == HIL_SEQ_DUPLICATE) {
+        drop(d, HIL_DROP_DUPLICATE);
+        return -1;
     }
-    d->have_seq = 1;
-    d->expected_seq = (uint16_t)(seq + 1);
+    if (verdict == HIL_SEQ_RESYNC) {
+        d->resyncs++;
+    }
+    d->lost = (uint16_t)(d->lost + lost);
     return (int16_t)(length - HIL_LINE_CHECK_LENGTH);
 }
 
@@ -292,7 +292,7 @@ void hil_line_decoder_init(hil_line_decoder *decoder, uint8_t checked, const hil
 void hil_line_decoder_reset(hil_line_decoder *decoder) {
     decoder->length = 0;
     decoder->discarding = 0;
-    decoder->have_seq = 0;
+    hil_sequence_reset(&decoder->sequence);
 }
 
 uint8_t hil_line_feed(hil_line_decoder *d, uint8_t byte, hil_line_message *message) {

@@ -3,7 +3,9 @@
  * One ASCII message per line, '\n' terminated (a '\r' before it is ignored):
  * <ID><payload>, ID three characters, an optional comma after it, fields separated
  * by commas. Checked mode appends "*SSSSCCCC": a 16-bit sequence number and the
- * CRC-16/CCITT-FALSE of every byte before the C's, as upper-case hex.
+ * CRC-16/CCITT-FALSE of every byte before the C's, as upper-case hex. A repeated
+ * number is dropped, unless HIL_RESYNC_AFTER consecutive numbers behind say the peer
+ * restarted (hil_sequence.h).
  *
  * The decoder takes one byte at a time and never fails: over-long lines, non-ASCII
  * bytes, unknown ids, bad or missing fields and bad checks are dropped and counted
@@ -14,6 +16,8 @@
 #define HIL_LINE_H
 
 #include <stdint.h>
+
+#include "hil_sequence.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,12 +78,12 @@ typedef struct {
     uint8_t length;
     uint8_t discarding;          /* inside the tail of a line already counted too long */
     uint8_t checked;
-    uint8_t have_seq;
-    uint16_t expected_seq;
+    hil_sequence sequence;
     hil_tl_schema schema;
     uint16_t messages;
     uint16_t dropped[HIL_DROP_REASONS];
     uint16_t lost;               /* lines missing from the sequence (checked mode) */
+    uint16_t resyncs;            /* times the peer's numbering started again (it restarted) */
 } hil_line_decoder;
 
 typedef struct {

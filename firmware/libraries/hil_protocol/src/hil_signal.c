@@ -73,11 +73,13 @@ void hil_frame_encoder_init(hil_frame_encoder *encoder, uint8_t checked) {
     encoder->seq = 0;
 }
 
-uint16_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint8_t n,
+uint16_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint16_t n,
                           uint8_t *out) {
-    uint16_t length = 0;
-    uint8_t i;
+    uint16_t length = 0, i;
     uint16_t crc;
+    if (n > HIL_MAX_SIGNALS) {
+        return 0;
+    }
     out[length++] = HIL_SIGNAL_START;
     if (encoder->checked) {
         out[length++] = encoder->seq++;
@@ -95,19 +97,33 @@ uint16_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const 
     return length;
 }
 
-void hil_frame_decoder_init(hil_frame_decoder *decoder, const uint8_t *ids, uint8_t count, uint8_t checked,
-                            uint8_t *buffer) {
+uint8_t hil_frame_decoder_init(hil_frame_decoder *decoder, const uint8_t *ids, uint16_t count, uint8_t checked,
+                               uint8_t *buffer) {
+    uint8_t seen[32]; /* a bit per id */
+    uint16_t i;
     memset(decoder, 0, sizeof(*decoder));
     decoder->ids = ids;
-    decoder->count = count;
     decoder->checked = checked;
-    decoder->size = (uint16_t)HIL_FRAME_SIZE(count, checked);
     decoder->buffer = buffer;
+    /* size 0 marks a refused decoder: hil_frame_feed skips every byte. */
+    if (count == 0 || count > HIL_MAX_SIGNALS) {
+        return 0;
+    }
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < count; i++) {
+        if (ids[i] == HIL_SIGNAL_START || (seen[ids[i] >> 3] & (1u << (ids[i] & 7)))) {
+            return 0;
+        }
+        seen[ids[i] >> 3] = (uint8_t)(seen[ids[i] >> 3] | (1u << (ids[i] & 7)));
+    }
+    decoder->count = (uint8_t)count;
+    decoder->size = (uint16_t)HIL_FRAME_SIZE(count, checked);
+    return 1;
 }
 
 void hil_frame_decoder_reset(hil_frame_decoder *decoder) {
     decoder->length = 0;
-    decoder->have_seq = 0;
+    hil_sequence_reset(&decoder->sequence);
 }
 
 /* The candidate at the buffer's start is not a frame: look for the next start byte
@@ -166,7 +182,7 @@ uint8_t hil_frame_feed(hil_frame_decoder *d, uint8_t byte, int16_t *raw) {
     uint8_t i, order;
     const uint8_t *signal;
     if (d->length == 0) {
-        if (byte != HIL_SIGNAL_START) {
+        if (byte != HIL_SIGNAL_START || d->size == 0) {
             d->skipped_bytes++;
             return 0;
         }
@@ -183,23 +199,23 @@ uint8_t hil_frame_feed(hil_frame_decoder *d, uint8_t byte, int16_t *raw) {
     }
     if (d->checked) {
         uint16_t crc = (uint16_t)((uint16_t)frame[d->size - 2] << 8 | frame[d->size - 1]);
-        uint8_t seq = frame[1], gap;
+        uint8_t seq = frame[1], verdict;
+        uint16_t lost;
         if (hil_crc16(frame + 1, (size_t)(d->size - 3)) != crc) {
             d->bad_crc++;
             resync(d);
             return 0;
         }
-        if (d->have_seq) {
-            gap = (uint8_t)(seq - d->expected_seq);
-            if (gap >= 0x80) {
-                d->duplicates++;
-                d->length = 0;
-                return 0;
-            }
-            d->lost = (uint16_t)(d->lost + gap);
+        verdict = hil_sequence_check(&d->sequence, seq, 0xFFu, &lost);
+        if (verdict == HIL_SEQ_DUPLICATE) {
+            d->duplicates++;
+            d->length = 0;
+            return 0;
         }
-        d->have_seq = 1;
-        d->expected_seq = (uint8_t)(seq + 1);
+        if (verdict == HIL_SEQ_RESYNC) {
+            d->resyncs++;
+        }
+        d->lost = (uint16_t)(d->lost + lost);
         d->seq = seq;
     }
     for (i = 0; i < d->count; i++) {

@@ -11,12 +11,19 @@
  * The decoder takes one byte at a time, keeps one frame's bytes in a buffer the caller
  * gives it, accepts a frame's signals in any order (each expected id exactly once;
  * frames in the expected order cost no search), and resynchronises at the next start byte after a lost byte, a corrupted
- * frame or a start in mid-frame; its counters match hil_bridge's Python decoder.
+ * frame or a start in mid-frame; its counters match hil_bridge's Python decoder. A
+ * repeated seq is dropped, unless HIL_RESYNC_AFTER consecutive numbers behind say the
+ * peer restarted (hil_sequence.h).
+ *
+ * A frame carries at most HIL_MAX_SIGNALS signals (ids 0..254, as hil_bridge allows
+ * per link): at most HIL_FRAME_MAX_SIZE bytes. More is refused, not truncated.
  */
 #ifndef HIL_SIGNAL_H
 #define HIL_SIGNAL_H
 
 #include <stdint.h>
+
+#include "hil_sequence.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +34,10 @@ extern "C" {
 #define HIL_RAW_MAX ((int32_t)32767)
 /* Bytes of a frame of n signals. */
 #define HIL_FRAME_SIZE(n, checked) (1 + 3 * (n) + ((checked) ? 3 : 0))
+/* Most signals in a frame: one per id, 0..254 (0xFF is the start byte). */
+#define HIL_MAX_SIGNALS 255
+/* Bytes of the largest frame (769): frame lengths need 16 bits. */
+#define HIL_FRAME_MAX_SIZE HIL_FRAME_SIZE(HIL_MAX_SIGNALS, 1)
 
 /* Arduino map(): (x - in_min) * (out_max - out_min) / (in_max - in_min) + out_min, in
  * 32-bit signed arithmetic with truncation toward zero. Not invertible. */
@@ -51,9 +62,10 @@ typedef struct {
 
 void hil_frame_encoder_init(hil_frame_encoder *encoder, uint8_t checked);
 /* One frame of the n signals ids[i] carrying raw[i], in that order; out holds
- * HIL_FRAME_SIZE(n, checked) bytes. Returns the frame's size. */
-uint16_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint8_t n,
-                         uint8_t *out);
+ * HIL_FRAME_SIZE(n, checked) bytes. Returns the frame's size, or 0 (nothing written,
+ * the sequence number unused) if n is more than HIL_MAX_SIGNALS. */
+uint16_t hil_frame_encode(hil_frame_encoder *encoder, const uint8_t *ids, const int16_t *raw, uint16_t n,
+                          uint8_t *out);
 
 typedef struct {
     const uint8_t *ids; /* the expected ids, distinct; raw[i] is ids[i]'s value */
@@ -62,19 +74,22 @@ typedef struct {
     uint16_t size;      /* HIL_FRAME_SIZE(count, checked) */
     uint8_t *buffer;    /* size bytes, the caller's */
     uint16_t length;
-    uint8_t have_seq;
-    uint8_t expected_seq;
+    hil_sequence sequence;
     uint8_t seq;        /* of the last frame decoded (checked mode) */
     uint16_t frames;
     uint16_t bad_ids;
     uint16_t bad_crc;
     uint16_t duplicates;
     uint16_t lost;
+    uint16_t resyncs;   /* times the peer's numbering started again (it restarted) */
     uint32_t skipped_bytes;
 } hil_frame_decoder;
 
-void hil_frame_decoder_init(hil_frame_decoder *decoder, const uint8_t *ids, uint8_t count, uint8_t checked,
-                            uint8_t *buffer);
+/* Returns 1, or 0 if count is 0 or more than HIL_MAX_SIGNALS, or an id is 0xFF or
+ * given twice: such a decoder decodes nothing (every byte is skipped). buffer holds
+ * HIL_FRAME_SIZE(count, checked) bytes. */
+uint8_t hil_frame_decoder_init(hil_frame_decoder *decoder, const uint8_t *ids, uint16_t count, uint8_t checked,
+                               uint8_t *buffer);
 /* Forget a partial frame and the sequence; counters are kept. */
 void hil_frame_decoder_reset(hil_frame_decoder *decoder);
 /* Feed one byte. Returns 1 when it completed a valid frame: raw[0..count) filled, raw[i]

@@ -204,6 +204,7 @@ class SignalBridgeNode(Node):
             "bad_crc": decoder.bad_crc,
             "lost": decoder.lost,
             "duplicates": decoder.duplicates,
+            "resyncs": decoder.resyncs,
             "skipped_bytes": decoder.skipped_bytes,
             "clamped": sum(encoder.clamped.values()),
             "invalid": sum(encoder.invalid.values()),

@@ -22,6 +22,7 @@ from hil_bridge.core.line_protocol import (
     Telemetry,
     TelemetrySchema,
 )
+from hil_bridge.core.sequence import RESYNC_AFTER
 from hil_bridge.core.vectors import load_vectors, message_from_fields, same_message
 from hil_bridge.errors import HilBridgeError
 
@@ -158,6 +159,77 @@ def test_plain_line_in_checked_mode_is_rejected() -> None:
     messages, decoder = decode_all(b"DRV1,2\n", checked=True)
     assert messages == []
     assert decoder.stats.dropped == {"bad_check": 1}
+
+
+def numbered_lines(seqs: list[int], *, first_position: int = 0) -> bytes:
+    """One checked line per sequence number, its body naming its position (``COM,N<i>``)."""
+    encoder = LineEncoder(checked=True)
+    data = b""
+    for position, seq in enumerate(seqs, start=first_position):
+        encoder.seq = seq
+        data += encoder.encode(Command(f"N{position}"))
+    return data
+
+
+def positions(messages: list[Message]) -> list[int]:
+    return [int(m.text[1:]) for m in messages if isinstance(m, Command)]
+
+
+@pytest.mark.parametrize("vector", VECTORS["sequence"], ids=lambda v: v["name"])
+def test_sequence_vector(vector: dict[str, Any]) -> None:
+    messages, decoder = decode_all(numbered_lines(vector["seqs"]), checked=True)
+    assert positions(messages) == vector["taken"]
+    stats = decoder.stats
+    assert {"lost": stats.lost, "duplicate": stats.dropped["duplicate"], "resyncs": stats.resyncs} == vector[
+        "stats"
+    ]
+
+
+def test_a_peer_restarted_after_thousands_of_lines_is_followed_from_its_third_line() -> None:
+    # The issue: an MCU reset after 2200 lines had the receiver drop 2198 as repeats.
+    before, after = list(range(2200)), list(range(50))
+    messages, decoder = decode_all(numbered_lines(before + after), checked=True)
+    assert positions(messages) == [*range(2200), *range(2200 + RESYNC_AFTER - 1, 2250)]
+    assert decoder.stats.dropped == {"duplicate": RESYNC_AFTER - 1}
+    assert (decoder.stats.resyncs, decoder.stats.lost) == (1, 0)
+
+
+def test_reset_forgets_a_run_of_repeats() -> None:
+    decoder = LineDecoder(checked=True)
+    decoder.feed(numbered_lines([500, 0, 1]))
+    decoder.reset()
+    assert positions(decoder.feed(numbered_lines([2, 3], first_position=3))) == [3, 4]
+    assert decoder.stats.resyncs == 0
+
+
+@SETTINGS
+@given(st.integers(0, 2**16 - 1), st.lists(st.integers(0, 120), min_size=1, max_size=6))
+def test_each_restart_of_the_sender_costs_at_most_two_lines(first: int, lives: list[int]) -> None:
+    """A sender that starts at ``first`` and then restarts at 0, sending ``lives[i]`` lines each time."""
+    data, starts, position = b"", [], 0
+    for life, length in enumerate(lives):
+        start = first if life == 0 else 0
+        data += numbered_lines([(start + k) & 0xFFFF for k in range(length)], first_position=position)
+        starts.append(position)
+        position += length
+    taken = positions(decode_all(data, checked=True)[0])
+    for life, (start, length) in enumerate(zip(starts, lives, strict=True)):
+        got = [p for p in taken if start <= p < start + length]
+        skipped = length - len(got)
+        assert skipped <= (0 if life == 0 else RESYNC_AFTER - 1)
+        assert got == list(range(start + skipped, start + length)), "only the first lines of a life are lost"
+
+
+@SETTINGS
+@given(st.integers(0, 2**16 - 1), st.lists(st.integers(1, 5), min_size=1, max_size=40))
+def test_a_repeated_line_is_taken_once_however_often_it_repeats(first: int, copies: list[int]) -> None:
+    encoder = LineEncoder(checked=True)
+    encoder.seq = first
+    data = b"".join(encoder.encode(Command(f"N{i}")) * n for i, n in enumerate(copies))
+    messages, decoder = decode_all(data, checked=True)
+    assert positions(messages) == list(range(len(copies)))
+    assert decoder.stats.dropped["duplicate"] == sum(copies) - len(copies)
+    assert decoder.stats.resyncs == decoder.stats.lost == 0
 
 
 # --- property-based ---------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,9 @@ from hil_bridge.core.devices import (
     load_device_library,
     load_device_set,
 )
+from hil_bridge.core.sequence import RESYNC_AFTER
 from hil_bridge.core.signal_protocol import (
+    MAX_SIGNALS,
     RAW_MAX,
     RAW_MIN,
     FrameDecoder,
@@ -311,6 +314,108 @@ def test_checked_sequence_gap_counts_lost_frames() -> None:
     decoder = FrameDecoder(slots, checked=True)
     assert len(decoder.feed(frames[0] + frames[3] + frames[4])) == 3
     assert decoder.stats.lost == 2
+
+
+def numbered_frames(seqs: list[int], *, first_position: int = 0) -> bytes:
+    """One checked frame of the single id 0 per sequence number, carrying its position."""
+    encoder = FrameEncoder(raw_slots([0]), checked=True)
+    data = b""
+    for position, seq in enumerate(seqs, start=first_position):
+        encoder.seq = seq
+        data += encoder.encode_raw([position])
+    return data
+
+
+@pytest.mark.parametrize("vector", VECTORS["sequence"], ids=lambda v: v["name"])
+def test_sequence_vector(vector: dict[str, Any]) -> None:
+    decoder = FrameDecoder(raw_slots([0]), checked=True)
+    frames = decoder.feed(numbered_frames(vector["seqs"]))
+    assert [f.raw[0] for f in frames] == vector["taken"]
+    assert {key: getattr(decoder.stats, key) for key in vector["stats"]} == vector["stats"]
+
+
+@SETTINGS
+@given(st.integers(0, 255), st.lists(st.integers(0, 300), min_size=1, max_size=6))
+def test_each_restart_of_the_sending_side_costs_at_most_two_frames(first: int, lives: list[int]) -> None:
+    """A sender (the virtual MCU, a bridge board) that starts at ``first``, then resets to 0."""
+    data, starts, position = b"", [], 0
+    for life, length in enumerate(lives):
+        start = first if life == 0 else 0
+        data += numbered_frames([(start + k) & 0xFF for k in range(length)], first_position=position)
+        starts.append(position)
+        position += length
+    taken = [f.raw[0] for f in FrameDecoder(raw_slots([0]), checked=True).feed(data)]
+    for life, (start, length) in enumerate(zip(starts, lives, strict=True)):
+        got = [p for p in taken if start <= p < start + length]
+        skipped = length - len(got)
+        assert skipped <= (0 if life == 0 else RESYNC_AFTER - 1)
+        assert got == list(range(start + skipped, start + length))
+
+
+def test_a_repeated_frame_is_dropped_and_never_resyncs() -> None:
+    encoder = FrameEncoder(raw_slots([0]), checked=True)
+    frames = [encoder.encode_raw([k]) for k in range(4)]
+    decoder = FrameDecoder(raw_slots([0]), checked=True)
+    got = decoder.feed(frames[0] + frames[1] * 4 + frames[2] + frames[3] * 2)
+    assert [f.raw[0] for f in got] == [0, 1, 2, 3]
+    assert (decoder.stats.duplicates, decoder.stats.resyncs) == (4, 0)
+
+
+# --- how many signals a frame carries: as many as ids, 255, as in the firmware -----------------
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["plain", "checked"])
+@pytest.mark.parametrize("count", [84, 85, 255])
+def test_frames_of_up_to_255_signals_round_trip(count: int, checked: bool) -> None:
+    # 84 checked and 85 plain are the first frames longer than 255 bytes.
+    slots = raw_slots(list(range(count)))
+    codes = [k * 97 - 12345 for k in range(count)]
+    frame = FrameEncoder(slots, checked=checked).encode_raw(codes)
+    assert len(frame) == 1 + 3 * count + (3 if checked else 0)
+    assert [list(f.raw) for f in FrameDecoder(slots, checked=checked).feed(frame)] == [codes]
+
+
+@pytest.mark.parametrize("codec", [FrameEncoder, FrameDecoder])
+def test_a_frame_of_256_signals_is_refused(codec: Any) -> None:
+    many = [SignalSlot(k % MAX_SIGNALS, "dev", spec(f"s{k}", 0, 1)) for k in range(MAX_SIGNALS + 1)]
+    with pytest.raises(HilBridgeError, match="256 signals in one frame; at most 255"):
+        codec(many)
+
+
+@pytest.mark.parametrize("codec", [FrameEncoder, FrameDecoder])
+def test_a_slot_id_outside_a_byte_below_0xff_is_refused(codec: Any) -> None:
+    with pytest.raises(HilBridgeError, match=r"signal dev\.s0: id 255 is outside 0\.\.254"):
+        codec(raw_slots([255]))
+
+
+def bank_config(folder: Path, name: str, count: int) -> Path:
+    signals = [
+        {"name": f"pin{k}", "direction": "INPUT", "type": "INTEGER", "min": 0, "max": 1, "mode": "DIGITAL"}
+        for k in range(count)
+    ]
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps({"name": name, "signals": signals}))
+    return path
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_a_device_set_of_255_signals_one_way_loads_and_256_is_refused_naming_it(
+    tmp_path: Path, extra: int
+) -> None:
+    library = load_device_library([bank_config(tmp_path, "bank", 255), bank_config(tmp_path, "one", 1)])
+    device_set = tmp_path / "big.yaml"
+    device_set.write_text(
+        "devices:\n  - {name: b, device: bank}\n" + ("  - {name: o, device: one}\n" if extra else "")
+    )
+    if extra:
+        with pytest.raises(HilBridgeError, match=rf"{device_set}: 256 signals on one link.*at most 255"):
+            load_device_set(device_set, library)
+        return
+    layout = SignalLayout(load_device_set(device_set, library))
+    assert len(layout.inputs) == MAX_SIGNALS
+    encoder = FrameEncoder(layout.inputs, checked=True)
+    (frame,) = FrameDecoder(layout.inputs, checked=True).feed(encoder.encode([1.0] * MAX_SIGNALS))
+    assert frame.values == (1.0,) * MAX_SIGNALS
 
 
 def test_out_of_range_value_is_clamped_and_counted_and_nan_sends_the_default() -> None:

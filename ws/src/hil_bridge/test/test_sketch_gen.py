@@ -64,6 +64,14 @@ def test_sketch_has_the_parts_of_the_design() -> None:
     assert "pulseIn" not in text and "delay(" not in text
 
 
+def test_sketch_keeps_the_frame_size_in_16_bits() -> None:
+    # hil_frame_encode returns up to 769 bytes; an 8-bit size sent an empty frame for 85
+    # signals (84 checked).
+    text = generate_sketch(DEMO, autowire(needs_of(DEMO, TEMPLATES)), TEMPLATES)
+    assert "    uint16_t size;\n    " in text
+    assert "uint8_t size" not in text
+
+
 def test_two_handlers_on_one_port_share_one_interrupt_vector(tmp_path: Path) -> None:
     entries = [("front", "hc_sr04"), ("back", "hc_sr04"), ("led", "led")]
     (tmp_path / "set.yaml").write_text(

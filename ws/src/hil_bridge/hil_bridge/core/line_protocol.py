@@ -21,7 +21,9 @@ COM    both            command text (STOP, GO, RESET, VERSION, ...)
 Checked mode (opt-in) appends ``*SSSSCCCC`` to every line: ``SSSS`` a 16-bit sequence
 number and ``CCCC`` the CRC-16/CCITT-FALSE of every byte before the ``C``s, both as
 four upper-case hex digits, e.g. ``DRV100,-100*0007xxxx``. A corrupted line fails its
-CRC and is dropped; a gap in the sequence counts the lines lost in between.
+CRC and is dropped; a gap in the sequence counts the lines lost in between; a repeated
+number is dropped, unless ``RESYNC_AFTER`` consecutive numbers behind say the peer
+restarted (:mod:`hil_bridge.core.sequence`).
 
 The decoder never raises on input: over-long lines, non-ASCII bytes, unknown IDs,
 non-numeric or missing fields and bad checks are dropped and counted by reason.
@@ -40,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
 from hil_bridge.core.crc import crc16
 from hil_bridge.errors import HilBridgeError
 
@@ -136,6 +139,8 @@ class DecodeStats:
     messages: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
     #: Lines missing from the sequence (checked mode only).
+    #: Times the peer's numbering started again (checked mode: it restarted).
+    resyncs: int = 0
     lost: int = 0
     last_error: str = ""
 
@@ -264,7 +269,7 @@ class LineDecoder:
         self.stats = DecodeStats()
         self._buffer = b""
         self._discarding = False
-        self._expected_seq: int | None = None
+        self._sequence = SequenceWindow(16)
         self._parsers: dict[str, Callable[[bytes, str], Message | None]] = {
             "DRV": self._parse_drive,
             "HBB": self._parse_heartbeat,
@@ -277,7 +282,7 @@ class LineDecoder:
         """Forget a partial line and the sequence (after a reconnect)."""
         self._buffer = b""
         self._discarding = False
-        self._expected_seq = None
+        self._sequence.reset()
 
     def feed(self, data: bytes) -> list[Message]:
         """Decode every complete line in the bytes received so far."""
@@ -326,13 +331,14 @@ class LineDecoder:
             self._drop(DropReason.BAD_CHECK, line, "CRC mismatch")
             return None
         seq = int(seq_hex, 16)
-        if self._expected_seq is not None:
-            gap = (seq - self._expected_seq) & 0xFFFF
-            if gap >= 0x8000:
-                self._drop(DropReason.DUPLICATE, line, f"sequence {seq} already seen")
-                return None
-            self.stats.lost += gap
-        self._expected_seq = (seq + 1) & 0xFFFF
+        verdict = self._sequence.check(seq)
+        if verdict == DUPLICATE:
+            self._drop(DropReason.DUPLICATE, line, f"sequence {seq} already seen")
+            return None
+        if verdict == RESYNC:
+            self.stats.resyncs += 1
+        else:
+            self.stats.lost += verdict
         return line[:-9]
 
     def _parse(self, line: bytes) -> Message | None:

@@ -9,7 +9,8 @@ decoders accept them in any order, each id exactly once.
 Checked frame (opt-in): ``0xFF [seq] [id hi lo]*N [crc_hi crc_lo]``, ``seq`` an 8-bit
 counter per direction and the CRC-16/CCITT-FALSE over ``seq`` and the signals. A
 frame that fails its CRC is dropped and counted; a gap in ``seq`` counts lost
-frames.
+frames; a repeated ``seq`` is dropped, unless ``RESYNC_AFTER`` consecutive numbers
+behind say the peer restarted (:mod:`hil_bridge.core.sequence`).
 
 Values. A signal's physical range [min, max] maps linearly onto [-32768, 32767].
 
@@ -49,13 +50,15 @@ from hil_bridge.core.devices import (
     SignalType,
     assign_signal_ids,
 )
+from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
 from hil_bridge.errors import HilBridgeError
 
 START = 0xFF
 RAW_MIN = -32768
 RAW_MAX = 32767
 RAW_SPAN = RAW_MAX - RAW_MIN
-#: Ids 0..254: 0xFF is the start byte.
+#: Ids 0..254: 0xFF is the start byte. Signals in one frame, as the firmware's
+#: HIL_MAX_SIGNALS (a frame of them is 766 bytes plain, 769 checked).
 MAX_SIGNALS = MAX_SIGNAL_ID + 1
 
 
@@ -199,6 +202,8 @@ class FrameStats:
     duplicates: int = 0
     #: Frames missing from the sequence (checked mode).
     lost: int = 0
+    #: Times the peer's numbering started again (checked mode: it restarted).
+    resyncs: int = 0
     #: Bytes thrown away while looking for a start byte.
     skipped_bytes: int = 0
 
@@ -207,10 +212,32 @@ def _frame_struct(count: int, checked: bool) -> struct.Struct:
     return struct.Struct(">B" + ("B" if checked else "") + "Bh" * count + ("H" if checked else ""))
 
 
+def _check_frame_slots(slots: Sequence[SignalSlot]) -> None:
+    """A frame carries at most :data:`MAX_SIGNALS` signals with ids 0..254, as in the firmware.
+
+    Raises:
+        HilBridgeError: too many slots, or an id outside 0..254.
+    """
+    if len(slots) > MAX_SIGNALS:
+        raise HilBridgeError(
+            f"{len(slots)} signals in one frame; at most {MAX_SIGNALS} (ids 0..{MAX_SIGNAL_ID})"
+        )
+    for slot in slots:
+        if not 0 <= slot.id <= MAX_SIGNAL_ID:
+            raise HilBridgeError(
+                f"signal {slot.device}.{slot.name}: id {slot.id} is outside 0..{MAX_SIGNAL_ID}"
+            )
+
+
 class FrameEncoder:
-    """Encodes the values of ``slots`` (one direction of a layout) into frames."""
+    """Encodes the values of ``slots`` (one direction of a layout) into frames.
+
+    Raises:
+        HilBridgeError: more than :data:`MAX_SIGNALS` slots, or an id outside 0..254.
+    """
 
     def __init__(self, slots: Sequence[SignalSlot], *, checked: bool = False) -> None:
+        _check_frame_slots(slots)
         self.slots = list(slots)
         self.checked = checked
         self.seq = 0
@@ -289,11 +316,16 @@ class FrameDecoder:
 
     A frame's signals may come in any order, each id exactly once; :class:`Frame`
     holds them in slot order.
+
+    Raises:
+        HilBridgeError: no slots, more than :data:`MAX_SIGNALS`, an id outside 0..254
+            or an id twice.
     """
 
     def __init__(self, slots: Sequence[SignalSlot], *, checked: bool = False) -> None:
         if not slots:
             raise HilBridgeError("a frame needs at least one signal")
+        _check_frame_slots(slots)
         self.slots = list(slots)
         self.checked = checked
         self.stats = FrameStats()
@@ -312,12 +344,12 @@ class FrameDecoder:
         self._id_offset = 2 if checked else 1
         self._id_end = self._id_offset + 3 * len(self.slots)
         self._buffer = b""
-        self._expected_seq: int | None = None
+        self._sequence = SequenceWindow(8)
 
     def reset(self) -> None:
         """Forget partial frames and the sequence (after a reconnect)."""
         self._buffer = b""
-        self._expected_seq = None
+        self._sequence.reset()
 
     def _order(self, ids: bytes) -> list[int] | None:
         """The slot index of each signal of a frame with ``ids``; None if they are not the slots' ids."""
@@ -326,6 +358,18 @@ class FrameDecoder:
         if bytes(sorted(ids)) != self._sorted_ids:
             return None
         return [self._position[i] for i in ids]
+
+    def _take_seq(self, seq: int) -> bool:
+        """Whether a checked frame numbered ``seq`` is taken; counts lost, repeated, resyncs."""
+        verdict = self._sequence.check(seq)
+        if verdict == DUPLICATE:
+            self.stats.duplicates += 1
+            return False
+        if verdict == RESYNC:
+            self.stats.resyncs += 1
+        else:
+            self.stats.lost += verdict
+        return True
 
     def feed(self, data: bytes) -> list[Frame]:
         """Decode every complete frame in the bytes received so far."""
@@ -358,14 +402,9 @@ class FrameDecoder:
                     pos = start + 1
                     continue
                 seq = fields[1]
-                if self._expected_seq is not None:
-                    gap = (seq - self._expected_seq) & 0xFF
-                    if gap >= 0x80:
-                        stats.duplicates += 1
-                        pos = start + size
-                        continue
-                    stats.lost += gap
-                self._expected_seq = (seq + 1) & 0xFF
+                if not self._take_seq(seq):
+                    pos = start + size
+                    continue
                 raw = fields[3:-1:2]
             else:
                 raw = fields[2::2]

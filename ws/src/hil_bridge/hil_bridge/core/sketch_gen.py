@@ -426,7 +426,7 @@ class _Sketch:
         if not self.inputs:
             return
         w.block("/* The INPUT signals as one frame to the simulator. */", "static void send_frame(void) {")
-        w.lines.append("    uint8_t size;")
+        w.lines.append("    uint16_t size;")
         for sig in self.sampled:
             lo, hi = _c_number(sig.spec.min, sig.spec.type), _c_number(sig.spec.max, sig.spec.type)
             duty = (

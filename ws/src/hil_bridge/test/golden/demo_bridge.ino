@@ -113,7 +113,7 @@ static void read_inputs(void) {
 
 /* The INPUT signals as one frame to the simulator. */
 static void send_frame(void) {
-    uint8_t size;
+    uint16_t size;
     if (motor_left_enable_samples > 0) {
         motor_left_enable = hil_rounding_map(motor_left_enable_high, 0, motor_left_enable_samples, 0L, 1024L);
         motor_left_enable_samples = motor_left_enable_high = 0;
