@@ -38,11 +38,17 @@ def emit(
     target: Mapping[str, Any],
     baseline: Mapping[str, Any],
     notes: str = "",
+    details: Mapping[str, Any] | None = None,
 ) -> None:
-    """Print the one JSON result line of the bench/ convention."""
+    """Print the one JSON result line of the bench/ convention.
+
+    ``details`` go into the result as they are (kept in ``latest.json``, not in the table).
+    """
     result = {"name": name, "figures": dict(figures), "target": dict(target), "baseline": dict(baseline)}
     if notes:
         result["notes"] = notes
+    if details:
+        result.update(details)
     print(json.dumps(result))
 
 

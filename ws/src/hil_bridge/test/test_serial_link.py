@@ -171,6 +171,20 @@ def test_retry_delay_doubles_up_to_backoff_max(tmp_path: Path, make_link: LinkFa
     assert "retrying in 1.00 s" in link.detail
 
 
+def test_use_clock_moves_the_backoff_onto_the_new_clock(tmp_path: Path, make_link: LinkFactory) -> None:
+    wall = FakeClock()
+    wall.now = 5000.0
+    link = make_link(str(tmp_path / "ttyACM_missing"), backoff_min=0.125, backoff_max=1.0, clock=wall)
+    assert link.poll() == b"" and link.errors["open"] == 1  # next try due at 5000.125 on the wall
+    simulated = FakeClock()
+    link.use_clock(simulated)
+    assert link.poll() == b"" and link.errors["open"] == 2, "the wall-clock deadline was kept"
+    simulated.now = 0.25 - 1e-6
+    assert link.poll() == b"" and link.errors["open"] == 2
+    simulated.now = 0.25
+    assert link.poll() == b"" and link.errors["open"] == 3
+
+
 def test_link_opens_when_the_port_appears_later(tmp_path: Path, make_link: LinkFactory) -> None:
     path = tmp_path / "ttyLATE"
     link = make_link(str(path), backoff_min=0.005, backoff_max=0.02)

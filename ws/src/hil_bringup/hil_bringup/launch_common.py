@@ -49,8 +49,18 @@ ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
     "checked": ("false", "Checked mode (sequence number + CRC-16) on both links.", ["true", "false"]),
     "faults": (
         "false",
-        "Put a link fault proxy (drops, corruption, baud timing) on the command link.",
+        "Put a link fault proxy (drops, corruption, baud timing) on both links, command and signal.",
         ["true", "false"],
+    ),
+    "fault_drop": (
+        "0.001",
+        "faults:=true: probability that a byte is lost, on each link and direction.",
+        None,
+    ),
+    "fault_corrupt": (
+        "0.001",
+        "faults:=true: probability that a byte gets one bit flipped, on each link and direction.",
+        None,
     ),
     "mcu": (
         "virtual",
@@ -130,6 +140,8 @@ def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any
         behaviour=value("behaviour"),
         checked=value("checked") == "true",
         faults=value("faults") == "true",
+        fault_drop=number("fault_drop", float),
+        fault_corrupt=number("fault_corrupt", float),
         mcu=value("mcu"),
         seed=number("seed", int),
         # An including launch's PushRosNamespace leaves its namespace here.

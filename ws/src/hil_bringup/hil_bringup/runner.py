@@ -39,12 +39,12 @@ from rclpy.task import Future
 from rclpy.time import Time
 
 from hil_bridge.core.fault_proxy import FaultProxy
-from hil_bridge.core.faults import FaultModel
 from hil_bridge.core.leftovers import OwnedDir, owned_dir
 from hil_bridge.core.shutdown import deferred_signals
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.signal_bridge_node import SignalBridgeNode
 from hil_bringup.core.graph import MCU_NODES, GraphOptions, NodeSpec, describe
+from hil_bringup.core.link_faults import make_proxy
 from hil_bringup.description_node import DescriptionNode
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
@@ -138,7 +138,8 @@ class GraphRunner:
         rclpy.init(context=self.context)
         specs, processes = describe(options)
         self.nodes: dict[str, Node] = {}
-        self.proxy: FaultProxy | None = None
+        #: The link fault proxies (``faults``): the command link's, then the signal link's.
+        self.proxies: list[FaultProxy] = []
         try:
             for spec in specs:  # the simulated MCU first: it creates the ptys the others open
                 self.nodes[spec.name] = _build(spec, self.context)
@@ -155,13 +156,13 @@ class GraphRunner:
                 recorder.record_by_call([loop.cmd_vel_topic, loop.command_topic])
                 loop.input_taps.append(recorder.record)
                 self.nodes["recorder"] = recorder
-            if processes:
-                self.proxy = FaultProxy(
-                    options.command_link,
-                    options.loop_port,
-                    FaultModel(drop=0.001, corrupt=0.001, baud=options.command_baud, seed=options.seed),
-                )
+            for process in processes:
+                if process.faults is not None:
+                    proxy = make_proxy(process.faults, self.bridge.layout, checked=options.checked)
+                    self.proxies.append(proxy)
         except BaseException:
+            for proxy in self.proxies:
+                proxy.stop()
             self._destroy()
             raise
         # Single-threaded executors: the nodes' own threads do the timing-critical work,
@@ -255,8 +256,8 @@ class GraphRunner:
             if "recorder" in self.nodes:
                 self.nodes["recorder"].use_clock(clock)  # type: ignore[attr-defined]
         else:
-            if self.proxy is not None:
-                self.proxy.start()
+            for proxy in self.proxies:
+                proxy.start()
             for node in self.nodes.values():
                 node.start()  # type: ignore[attr-defined]
         # ROS callbacks (cmd_vel, robotCommand, services, recording) run in these
@@ -301,8 +302,8 @@ class GraphRunner:
         now = sim.sim.time
         if self.mcu is not None:
             self.mcu.tick(now)
-        if self.proxy is not None:
-            self.proxy.step(now)
+        for proxy in self.proxies:
+            proxy.step(now)
         self.bridge.tick(now)  # its frames reach the simulator through the attached call
         sim.advance()  # and the sensor values reach the bridge
         now = sim.sim.time
@@ -399,8 +400,8 @@ class GraphRunner:
                 thread.join(timeout=5.0)
             for node in self.nodes.values():
                 node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
-            if self.proxy is not None:
-                self.proxy.stop()
+            for proxy in self.proxies:
+                proxy.stop()
             self.executor.shutdown(timeout_sec=2.0)
             self.sim_executor.shutdown(timeout_sec=2.0)
             self._destroy()

@@ -82,7 +82,24 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--world", default="", help="world YAML (default: hil_sim's demo world)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise")
     parser.add_argument("--checked", action="store_true", help="checked mode on both links")
-    parser.add_argument("--faults", action="store_true", help="link fault proxy on the command link")
+    parser.add_argument(
+        "--faults",
+        action="store_true",
+        help="a link fault proxy on both links (0.1 %% drop and corruption per byte unless given below);"
+        " metrics.json then accounts for every message they damaged",
+    )
+    parser.add_argument(
+        "--fault-drop",
+        type=float,
+        default=None,
+        help="probability a byte is lost on the links (implies --faults)",
+    )
+    parser.add_argument(
+        "--fault-corrupt",
+        type=float,
+        default=None,
+        help="probability a byte gets a bit flipped on the links (implies --faults)",
+    )
     parser.add_argument(
         "--until-boards-down", type=int, default=0, help="stop once this many boards are down"
     )
@@ -182,7 +199,9 @@ def run(
         world=args.world,
         behaviour=args.behaviour,
         checked=args.checked,
-        faults=args.faults,
+        faults=args.faults or args.fault_drop is not None or args.fault_corrupt is not None,
+        fault_drop=GraphOptions.fault_drop if args.fault_drop is None else args.fault_drop,
+        fault_corrupt=GraphOptions.fault_corrupt if args.fault_corrupt is None else args.fault_corrupt,
         mcu=args.mcu,
         seed=args.seed,
         record=args.record,
@@ -191,8 +210,10 @@ def run(
     folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
     # Imported only now, after main() installed the signal handlers: rclpy, the nodes
     # and numpy take a second or more to import under load.
+    from hil_bringup.core.link_faults import fault_summary  # noqa: PLC0415
     from hil_bringup.core.report import RunLog, write_report  # noqa: PLC0415
     from hil_bringup.runner import GraphRunner  # noqa: PLC0415
+    from hil_bringup.soak import link_fault_report  # noqa: PLC0415
 
     signals = signals if signals is not None else ShutdownSignals()  # never installed
     started = time.monotonic()
@@ -218,6 +239,9 @@ def run(
         log.metrics["done_at_s"] = (
             round(watch.done_at, 3) if watch is not None and watch.done_at is not None else None
         )
+        link_faults = link_fault_report(runner)
+        if link_faults is not None:
+            log.metrics["link_faults"] = link_faults
         runner.stop()
     metrics_path, picture_path = write_report(log, folder)
     print(
@@ -230,6 +254,8 @@ def run(
             if watch.done_at is not None
             else "hil_sim_runner: task not done"
         )
+    if link_faults is not None:
+        print(f"hil_sim_runner: link faults: {fault_summary(link_faults)}")
     print(f"metrics: {metrics_path}")
     print(f"picture: {picture_path}", flush=True)
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0

@@ -30,12 +30,31 @@ def test_parameters_start_from_each_package_yaml() -> None:
     assert sim.parameters["physics_rate"] == 1000.0  # from hil_sim.yaml
 
 
-def test_faults_put_a_proxy_between_the_loop_and_the_mcu() -> None:
-    nodes, processes = describe(GraphOptions(faults=True))
-    loop = next(n for n in nodes if n.name == "control_loop")
-    (proxy,) = processes
-    assert proxy.executable == "hil_link_proxy"
-    assert loop.parameters["port"] in proxy.arguments
+def test_faults_put_a_proxy_on_each_link_between_its_user_and_the_mcu() -> None:
+    options = GraphOptions(faults=True, fault_drop=0.01, fault_corrupt=0.02, seed=7)
+    nodes, processes = describe(options)
+    by_name = {n.name: n for n in nodes}
+    mcu = by_name["virtual_mcu"].parameters
+    command, signal = processes
+    assert {command.executable, signal.executable} == {"hil_link_proxy"}
+    for proxy, upstream, user in (
+        (command, mcu["command_port"], by_name["control_loop"].parameters["port"]),
+        (signal, mcu["signal_port"], by_name["signal_bridge"].parameters["port"]),
+    ):
+        args = proxy.arguments
+        assert args[args.index("--upstream") + 1] == upstream
+        assert args[args.index("--link") + 1] == user != upstream
+        assert (args[args.index("--drop") + 1], args[args.index("--corrupt") + 1]) == ("0.01", "0.02")
+        assert proxy.faults is not None and proxy.faults.arguments() == args  # the runner's proxy too
+    assert command.arguments[command.arguments.index("--baud") + 1] == str(options.command_baud)
+    assert signal.arguments[signal.arguments.index("--baud") + 1] == str(options.signal_baud)
+    assert command.faults is not None and signal.faults is not None
+    assert command.faults.model.seed != signal.faults.model.seed  # not the same faults on both
+
+
+def test_without_faults_the_rates_change_nothing() -> None:
+    plain = describe(GraphOptions())
+    assert describe(GraphOptions(fault_drop=0.5, fault_corrupt=0.5)) == plain
 
 
 def test_several_robots_put_the_hil_chain_under_robot_0() -> None:
@@ -100,6 +119,9 @@ def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
         ({"mcu": "qemu"}, "mcu"),
         ({"behaviour": "dance"}, "behaviour"),
         ({"mcu": "serial"}, "command_port"),
+        ({"fault_drop": 1.5}, "fault_drop"),
+        ({"fault_corrupt": -0.1}, "fault_corrupt"),
+        ({"fault_drop": float("nan")}, "fault_drop"),
     ],
 )
 def test_bad_options_are_refused_by_name(options: dict[str, object], message: str) -> None:
@@ -129,9 +151,18 @@ def test_every_launch_argument_has_a_description() -> None:
         "record",
         "checked",
         "faults",
+        "fault_drop",
+        "fault_corrupt",
         "mcu",
         "link_dir",
     } <= names
+    defaults = {
+        ast.literal_eval(k): ast.literal_eval(v.elts[0])
+        for k, v in zip(table.keys, table.values, strict=True)
+        if k is not None and isinstance(v, ast.Tuple)
+    }
+    for name in ("fault_drop", "fault_corrupt"):  # the launch and the runner fault alike
+        assert float(defaults[name]) == getattr(GraphOptions, name), name
 
 
 def test_launch_files_are_one_flat_launch_description() -> None:

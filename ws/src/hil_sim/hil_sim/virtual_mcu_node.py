@@ -15,10 +15,17 @@ is echoed as soon as it arrives rather than on a polling tick. Writes never bloc
 bytes a full tty does not take are dropped and counted. Counters go to
 ``diagnostics`` once a second. A bad configuration makes it exit with status 2 and
 the validation message.
+
+:meth:`VirtualMcuNode.unplug` and :meth:`VirtualMcuNode.plug` pull and put back its
+USB cable: both ports hang up and their links go, then new ptys appear at the same
+paths, while the MCU core runs on untouched (its timers, watchdog and sequence
+numbers); what it writes meanwhile is lost and counted. The soak tests use them to
+make the loop and the bridge reconnect.
 """
 
 from __future__ import annotations
 
+import contextlib
 import select
 import sys
 import threading
@@ -105,6 +112,13 @@ class VirtualMcuNode(Node):
             f" ({len(config.layout.inputs)} pin signals out, {len(config.layout.outputs)} sensor signals in)"
             + (" (checked)" if config.checked else "")
         )
+        self._ports = (command_port, signal_port)
+        #: Held while the ptys are used or swapped (plug/unplug from another thread).
+        self._io_lock = threading.Lock()
+        #: False between :meth:`unplug` and :meth:`plug`.
+        self.plugged = True
+        #: Times the cable was plugged back in.
+        self.replugs = 0
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
         self.command, self.signal = pty_pairs(command_port, signal_port)
@@ -124,27 +138,52 @@ class VirtualMcuNode(Node):
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
-        self.command.close()
-        self.signal.close()
+        with self._io_lock:
+            self.command.close()
+            self.signal.close()
+
+    def unplug(self) -> None:
+        """Pull the cable: both ports hang up and their links go; the MCU runs on."""
+        with self._io_lock:
+            self.command.close()
+            self.signal.close()
+            self.plugged = False
+
+    def plug(self) -> None:
+        """Plug the cable back in: new ptys at the same paths (nothing if plugged).
+
+        Raises:
+            HilBridgeError: a link cannot be made again (something else took its path).
+        """
+        with self._io_lock:
+            if self.plugged:
+                return
+            self.command, self.signal = pty_pairs(*self._ports)
+            self.plugged = True
+            self.replugs += 1
 
     def run(self) -> None:
         """The event loop: wait for bytes or the next deadline, then :meth:`tick`."""
         while not self._stop.is_set():
             now = self.clock()
             wait = min(self.mcu.next_deadline(now) - now, IDLE_WAIT_S)
-            select.select([self.command.master_fd, self.signal.master_fd], [], [], max(wait, 0.0))
+            fds = [self.command.master_fd, self.signal.master_fd] if self.plugged else []
+            with contextlib.suppress(OSError, ValueError):  # unplugged while waiting: the tick sees it
+                select.select(fds, [], [], max(wait, 0.0))
             self.tick(self.clock())
 
     def tick(self, now: float) -> None:
         """Take what both links sent, run the MCU's timers, write what it has to say."""
-        mcu, command, signal = self.mcu, self.command, self.signal
-        if data := command.read():
-            mcu.feed_command(data, now)
-        if data := signal.read():
-            mcu.feed_signal(data, now)
-        mcu.tick(now)
-        self._write("command", command, mcu.take_command_output())
-        self._write("signal", signal, mcu.take_signal_output())
+        with self._io_lock:
+            mcu, command, signal = self.mcu, self.command, self.signal
+            if self.plugged:
+                if data := command.read():
+                    mcu.feed_command(data, now)
+                if data := signal.read():
+                    mcu.feed_signal(data, now)
+            mcu.tick(now)
+            self._write("command", command, mcu.take_command_output())
+            self._write("signal", signal, mcu.take_signal_output())
         if now >= self._next_report:
             self._next_report = now + DIAGNOSTICS_PERIOD
             self.publish_diagnostics()
@@ -153,7 +192,7 @@ class VirtualMcuNode(Node):
         if not data:
             return
         try:
-            written = pty.write(data)
+            written = pty.write(data) if self.plugged else 0
         except OSError:
             written = 0
         # Nobody reads the port (or too slowly): the rest is dropped, as a UART would.
@@ -178,6 +217,8 @@ class VirtualMcuNode(Node):
             **mcu.counters(),
             "command_unwritten_bytes": self.unwritten["command"],
             "signal_unwritten_bytes": self.unwritten["signal"],
+            "plugged": int(self.plugged),
+            "replugs": self.replugs,
         }
         array = diagnostic_array(
             self,

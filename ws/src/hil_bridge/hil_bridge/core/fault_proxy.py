@@ -6,8 +6,10 @@ both ways through a :class:`~hil_bridge.core.faults.FaultChannel` each. Whoever
 opened ``upstream`` directly now opens ``link`` instead and sees a line that drops,
 corrupts, duplicates and delays bytes, and runs at the configured baud rate.
 
-It runs in a thread of its own, reconnects to ``upstream`` when that goes away (the
-MCU restarts), and is off unless a test or a launch argument starts it.
+It runs in a thread of its own (:meth:`start`), or is stepped on simulated time
+(:meth:`step`, the runner's lockstep), reconnects to ``upstream`` when that goes away
+(the MCU restarts), and is off unless a test or a launch argument starts it. An
+observer per direction (a message tally) learns which bytes were damaged.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from types import TracebackType
 
 import numpy as np
 
-from hil_bridge.core.faults import FaultChannel, FaultModel
+from hil_bridge.core.faults import ByteObserver, FaultChannel, FaultModel
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
 
@@ -34,13 +36,22 @@ class FaultProxy:
     """Copies bytes between ``upstream`` and a pty at ``link`` through fault channels."""
 
     def __init__(
-        self, upstream: str, link: str | Path, model: FaultModel, *, upstream_baud: int = 115200
+        self,
+        upstream: str,
+        link: str | Path,
+        model: FaultModel,
+        *,
+        upstream_baud: int = 115200,
+        name: str = "",
+        observers: tuple[ByteObserver | None, ByteObserver | None] = (None, None),
     ) -> None:
         seeds = np.random.SeedSequence(model.seed).spawn(2)
+        #: What this proxy is in a run (e.g. ``command_link_proxy``), for reports.
+        self.name = name
         #: Bytes from the upstream port towards the user of ``link``.
-        self.down = FaultChannel(replace(model), rng=np.random.default_rng(seeds[0]))
+        self.down = FaultChannel(replace(model), rng=np.random.default_rng(seeds[0]), observer=observers[0])
         #: Bytes from the user of ``link`` towards the upstream port.
-        self.up = FaultChannel(replace(model), rng=np.random.default_rng(seeds[1]))
+        self.up = FaultChannel(replace(model), rng=np.random.default_rng(seeds[1]), observer=observers[1])
         self.upstream = SerialLink(upstream, baud=upstream_baud, backoff_min=0.02, backoff_max=0.5)
         self.pty = PtyPair(link)
         self._stop = threading.Event()

@@ -9,7 +9,9 @@ happens to it, so a seeded model gives the same faults however the stream is
 chunked.
 
 The channel is pure (time is passed in), so tests drive it with a fake clock; the
-fault proxy runs two of them between two ports.
+fault proxy runs two of them between two ports. An observer (e.g. a message tally of
+:mod:`hil_bridge.core.link_accounting`) is told which bytes were damaged, so the
+messages they belonged to can be counted against what the receiver noticed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -24,6 +27,11 @@ from hil_bridge.errors import HilBridgeError
 
 #: Bits per byte on an 8N1 serial line: start, 8 data, stop.
 BITS_PER_BYTE = 10
+
+#: What happened to a byte, as a :class:`ByteObserver` is told (0: nothing, or only a delay).
+DROPPED = 1
+CORRUPTED = 2
+DUPLICATED = 3
 
 
 @dataclass(frozen=True)
@@ -73,13 +81,28 @@ class FaultStats:
     delayed: int = 0
 
 
+class ByteObserver(Protocol):
+    """Told, for every push, the bytes as sent and which of them the line damaged."""
+
+    def observe(self, data: bytes, damaged: bytes) -> None:
+        """``damaged[i]``: :data:`DROPPED`, :data:`CORRUPTED`, :data:`DUPLICATED` or 0 for ``data[i]``."""
+
+
 class FaultChannel:
     """One direction of a faulty link."""
 
-    def __init__(self, model: FaultModel, *, rng: np.random.Generator | None = None) -> None:
+    def __init__(
+        self,
+        model: FaultModel,
+        *,
+        rng: np.random.Generator | None = None,
+        observer: ByteObserver | None = None,
+    ) -> None:
         self.model = model
         self.rng = rng if rng is not None else np.random.default_rng(model.seed)
         self.stats = FaultStats()
+        #: Told which bytes of each push were damaged (a delay is no damage).
+        self.observer = observer
         self._queue: deque[tuple[float, int]] = deque()
         # Due times are epoch + delays + slots * byte_time, not a running sum, so
         # rounding errors do not accumulate over a long burst.
@@ -101,17 +124,24 @@ class FaultChannel:
             # The line is idle: this burst starts now.
             self._epoch, self._slots, self._held = now, 0, 0.0
         stats = self.stats
+        damaged = bytearray(count) if self.observer is not None else None
         for index, original in enumerate(data):
             drop, corrupt, duplicate, delay, bit = draws[index]
             if drop < model.drop:
                 stats.dropped += 1
+                if damaged is not None:
+                    damaged[index] = DROPPED
                 continue
             byte = original
             if corrupt < model.corrupt:
                 byte ^= 1 << int(bit * 8)
                 stats.corrupted += 1
+                if damaged is not None:
+                    damaged[index] = CORRUPTED
             copies = 2 if duplicate < model.duplicate else 1
             stats.duplicated += copies - 1
+            if copies > 1 and damaged is not None:
+                damaged[index] = DUPLICATED
             if delay < model.delay:
                 stats.delayed += 1
                 self._held += model.delay_s
@@ -119,6 +149,8 @@ class FaultChannel:
                 self._slots += 1
                 self._queue.append((self._epoch + self._held + self._slots * byte_time, byte))
         stats.bytes_in += count
+        if self.observer is not None and damaged is not None:
+            self.observer.observe(data, bytes(damaged))
 
     def pop_ready(self, now: float) -> bytes:
         """The bytes that have arrived by ``now``."""

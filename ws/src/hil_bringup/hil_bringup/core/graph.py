@@ -9,7 +9,9 @@ YAML defaults (``config/<package>.yaml``) and take the run's options on top.
 Links in a simulated run (``mcu`` = ``virtual``): the virtual MCU serves the command
 link at ``command_port`` and the signal link at ``signal_port``; the signal bridge
 opens the signal link, the control loop the command link. With ``faults`` on, a link
-fault proxy sits in front of the command link and the loop opens its port instead.
+fault proxy sits in front of each link (dropping and corrupting bytes with the
+probabilities ``fault_drop`` and ``fault_corrupt``, at the link's baud rate), and the
+loop and the bridge open the proxies' ports instead.
 With ``mcu`` = ``simavr`` the compiled robot firmware runs in simavr
 (``simavr_mcu``) on the same two ptys. With ``mcu`` = ``serial`` (hardware.launch.py)
 there is no simulated MCU: the ports are real devices.
@@ -21,12 +23,14 @@ take each other's ports either (the one-process runner makes a private folder).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hil_bridge.core.faults import FaultModel
 from hil_bridge.core.param_spec import yaml_defaults
 from hil_bridge.core.paths import share_dir
 from hil_bringup.errors import HilBringupError
@@ -69,7 +73,12 @@ class GraphOptions:
     world: str = ""
     behaviour: str = "boards"
     checked: bool = False
+    #: A link fault proxy in front of both links.
     faults: bool = False
+    #: With ``faults``: probability that a byte is lost, per link and direction.
+    fault_drop: float = 0.001
+    #: With ``faults``: probability that a byte gets one bit flipped.
+    fault_corrupt: float = 0.001
     mcu: str = "virtual"
     seed: int = 0
     #: Folder of the run's pty links; empty: :func:`run_link_dir` of this ROS domain.
@@ -93,6 +102,10 @@ class GraphOptions:
             raise HilBringupError(f"behaviour = {self.behaviour!r} is not one of boards, light or empty")
         if self.mcu == "serial" and not (self.command_port and self.signal_port):
             raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
+        for name in ("fault_drop", "fault_corrupt"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
+                raise HilBringupError(f"{name} = {value!r} is not a probability in [0, 1]")
 
     @property
     def link_folder(self) -> str:
@@ -115,6 +128,11 @@ class GraphOptions:
         return str(Path(self.link_folder) / "mcu_command_faulty") if self.faults else self.command_link
 
     @property
+    def bridge_port(self) -> str:
+        """The port the signal bridge opens: the fault proxy's when faults are on."""
+        return str(Path(self.link_folder) / "signal_link_faulty") if self.faults else self.signal_link
+
+    @property
     def namespace(self) -> str:
         """The namespace of the HIL chain: robot_0 when there are several robots."""
         return "robot_0" if self.robots > 1 else ""
@@ -133,13 +151,43 @@ class NodeSpec:
 
 
 @dataclass(frozen=True)
+class FaultLink:
+    """A link fault proxy: the link, the port it serves, the port it makes, its faults."""
+
+    link: str  # "command" or "signal"
+    upstream: str
+    port: str
+    model: FaultModel
+
+    def arguments(self) -> tuple[str, ...]:
+        """The ``hil_link_proxy`` command line of this proxy."""
+        model = self.model
+        return (
+            "--upstream",
+            self.upstream,
+            "--link",
+            self.port,
+            "--drop",
+            repr(model.drop),
+            "--corrupt",
+            repr(model.corrupt),
+            "--baud",
+            str(model.baud),
+            "--seed",
+            str(model.seed),
+        )
+
+
+@dataclass(frozen=True)
 class ProcessSpec:
-    """A helper process that is not a ROS node (the link fault proxy)."""
+    """A helper process that is not a ROS node (a link fault proxy)."""
 
     name: str
     package: str  # installed in lib/<package>/, found as ``ros2 run`` finds it
     executable: str
     arguments: tuple[str, ...]
+    #: A link fault proxy's settings, for the runner that makes it in-process.
+    faults: FaultLink | None = None
 
 
 def package_defaults(package: str, node: str) -> dict[str, Any]:
@@ -180,7 +228,7 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
             "signal_bridge",
             "hil_bridge.signal_bridge_node:SignalBridgeNode",
             ns,
-            port=options.signal_link,
+            port=options.bridge_port,
             baud=options.signal_baud,
             checked=options.checked,
         ),
@@ -236,30 +284,36 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     # The simulator is the clock: it stamps with simulated time itself, and following its
     # own /clock would wake its executor every period for nothing.
     nodes = [n if n.name == "sim" else replace(n, parameters={**n.parameters, **sim_time}) for n in nodes]
-    processes = []
-    if options.faults:
-        processes.append(
-            ProcessSpec(
-                "link_proxy",
-                "hil_bridge",
-                "hil_link_proxy",
-                (
-                    "--upstream",
-                    options.command_link,
-                    "--link",
-                    options.loop_port,
-                    "--drop",
-                    "0.001",
-                    "--corrupt",
-                    "0.001",
-                    "--baud",
-                    str(options.command_baud),
-                    "--seed",
-                    str(options.seed),
-                ),
-            )
-        )
+    processes = [
+        ProcessSpec(f"{link.link}_link_proxy", "hil_bridge", "hil_link_proxy", link.arguments(), link)
+        for link in fault_links(options)
+    ]
     return nodes, processes
+
+
+def fault_links(options: GraphOptions) -> list[FaultLink]:
+    """The run's link fault proxies: one per link with ``faults``, none without.
+
+    Each runs at its link's baud rate; the signal link's has a seed of its own (the
+    run's + 1), so the two links do not suffer the same faults.
+    """
+    if not options.faults:
+        return []
+    drop, corrupt = options.fault_drop, options.fault_corrupt
+    return [
+        FaultLink(
+            "command",
+            options.command_link,
+            options.loop_port,
+            FaultModel(drop=drop, corrupt=corrupt, baud=options.command_baud, seed=options.seed),
+        ),
+        FaultLink(
+            "signal",
+            options.signal_link,
+            options.bridge_port,
+            FaultModel(drop=drop, corrupt=corrupt, baud=options.signal_baud, seed=options.seed + 1),
+        ),
+    ]
 
 
 def params_file(nodes: list[NodeSpec]) -> dict[str, Any]:
