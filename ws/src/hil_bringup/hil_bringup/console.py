@@ -11,3 +11,6 @@ from hil_bridge.core.shutdown import console_main
 
 robot_description = console_main("hil_bringup.description_node")
 recorder = console_main("hil_bringup.recorder_node")
+hil_step = console_main("hil_bringup.step_node")
+hil_goto = console_main("hil_bringup.goto_node")
+hil_scenario = console_main("hil_bringup.scenario_runner")

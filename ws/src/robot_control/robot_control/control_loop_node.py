@@ -154,6 +154,9 @@ class ControlLoopNode(Node):
         #: Called with (topic, message) for every operator input as the loop takes it: the
         #: one-process runner records inputs here, so a replay sees exactly what the loop saw.
         self.input_taps: list[Callable[[str, Any], None]] = []
+        #: Called with every telemetry list as it is published: the lockstep test session
+        #: reads telemetry here, without a DDS subscription of its own.
+        self.telemetry_taps: list[Callable[[Telemetry], None]] = []
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="control-loop", stopping=self._stop)
         self.get_logger().info(
@@ -274,6 +277,8 @@ class ControlLoopNode(Node):
 
     def publish_telemetry(self, telemetry: Telemetry) -> None:
         """One TLn line as hil_msgs/Telemetry."""
+        for tap in self.telemetry_taps:
+            tap(telemetry)
         message = TelemetryMsg(
             list_id=telemetry.list_id,
             field_names=list(telemetry.names),

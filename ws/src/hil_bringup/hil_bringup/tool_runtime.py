@@ -1,0 +1,113 @@
+"""What ``hil_step`` and ``hil_goto`` share: options from parameters, a run to the end, a report.
+
+A test tool is a node that speaks only ROS topics and tells when it is done
+(``on_done``); :func:`tool_main` parses its options (every parameter is an option,
+:mod:`hil_bringup.core.tool_args`), runs it with :func:`hil_bridge.node_runtime.run_node`
+until it is done (its ``on_done`` shuts the context down) or SIGINT/SIGTERM, and
+then has it write its report. Exit status: 0 when the test passed (or was
+interrupted by a signal, like every executable here), 1 when it failed or could not
+finish, 2 on a bad configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from rclpy.parameter import Parameter
+
+from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.errors import HilBridgeError
+from hil_bridge.node_runtime import run_node
+from hil_bringup.core.tool_args import add_parameter_options, parameter_overrides, split_ros_args
+from hil_bringup.errors import HilBringupError
+from hil_bringup.sim_runner import check_report_folder
+from robot_control.errors import RobotControlError
+
+
+class TestTool(Protocol):
+    """A test tool's node, as :func:`tool_main` uses it."""
+
+    #: Why the test could not finish (no data, no fit), or None.
+    error: str | None
+    #: Where the report goes; empty: ``runs/<tool>-<time>``.
+    output_dir: str
+
+    @property
+    def finished(self) -> bool:
+        """The test has all it needs."""
+
+    @property
+    def passed(self) -> bool:
+        """The finished test's verdict."""
+
+    def write_report(self, folder: Path) -> list[Path]:
+        """Write the report files into ``folder``; returns their paths."""
+
+    def summary(self) -> str:
+        """One or two lines on the outcome."""
+
+    def start(self) -> None:
+        """Nothing to start: the node works from its subscriptions."""
+
+    def stop(self) -> None:
+        """Leave the robot commanded to a stop."""
+
+    def destroy_node(self) -> Any:
+        """Rclpy's Node.destroy_node."""
+
+
+def tool_main(
+    argv: Sequence[str] | None,
+    *,
+    prog: str,
+    description: str,
+    parameters: Sequence[ParamSpec],
+    make: Callable[..., TestTool],
+) -> int:
+    """Run the tool node ``make`` builds until its test is done; write its report."""
+    own, ros = split_ros_args(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="ROS arguments (remappings...) after --ros-args, e.g. --ros-args -r odom:=/robot_0/odom.",
+    )
+    add_parameter_options(parser, parameters)
+    overrides = [
+        Parameter(name, value=value)
+        for name, value in parameter_overrides(parser.parse_args(own), parameters).items()
+    ]
+    made: list[TestTool] = []
+
+    def factory() -> TestTool:
+        node = make(parameter_overrides=overrides)
+        made.append(node)
+        folder = Path(node.output_dir or Path("runs") / f"{prog}-{datetime.now():%Y%m%d-%H%M%S}")
+        check_report_folder(folder)  # before the test: its result is lost if this fails after
+        node.output_dir = str(folder)
+        return node
+
+    status = run_node(
+        factory,
+        name=prog,
+        config_errors=(HilBringupError, HilBridgeError, RobotControlError),
+        args=[prog, *ros],
+    )
+    if status != 0 or not made:
+        return status
+    tool = made[0]
+    if tool.error is not None:
+        print(f"{prog}: {tool.error}", file=sys.stderr)
+        return 1
+    if not tool.finished:
+        print(f"{prog}: interrupted before the test was done", file=sys.stderr)
+        return 0
+    for path in tool.write_report(Path(tool.output_dir)):
+        print(f"{path.suffix[1:]}: {path}")
+    print(f"{prog}: {tool.summary()}", flush=True)
+    return 0 if tool.passed else 1

@@ -1,0 +1,342 @@
+"""Scenario files: reading them (errors name the field), the timeline, the checks, JUnit XML."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hil_bringup.core.checks import (
+    BoardsDown,
+    Bounded,
+    FailsafeTrips,
+    GotoCheck,
+    Inside,
+    NoFailsafe,
+    Observation,
+    Region,
+    RttBelow,
+)
+from hil_bringup.core.goto import GotoGoal, GotoResult
+from hil_bringup.core.junit import CaseResult, SuiteResult, junit_xml, write_junit
+from hil_bringup.core.scenario import (
+    CmdVel,
+    EndCmdVel,
+    EndFault,
+    Fault,
+    Goto,
+    StationCommand,
+    Timeline,
+    load_scenario,
+    resolve_world,
+)
+from hil_bringup.errors import HilBringupError
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+MINIMAL = "duration: 5\nassertions:\n  - {no_failsafe: {}}\n"
+
+
+def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def obs(t: float, **fields: Any) -> Observation:
+    values: dict[str, Any] = {
+        "x": 0.0,
+        "y": 0.0,
+        "yaw": 0.0,
+        "v": 0.0,
+        "w": 0.0,
+        "boards_down": 0,
+        "boards": 6,
+    }
+    values.update(fields)
+    return Observation(t=t, **values)
+
+
+# --- the shipped suite --------------------------------------------------------------------------
+
+
+def test_the_demo_suite_has_at_least_five_scenarios_with_the_firmware_among_them() -> None:
+    scenarios = [load_scenario(path) for path in sorted(SCENARIOS.glob("*.yaml"))]
+    assert len(scenarios) >= 5
+    assert len({s.name for s in scenarios}) == len(scenarios)
+    assert any(s.mcu == "simavr" for s in scenarios)
+    assert any(s.fault_proxies and s.checked for s in scenarios)
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_shipped_scenario_reads_and_makes_its_checks(path: Path) -> None:
+    scenario = load_scenario(path)
+    assert scenario.name == path.stem
+    assert scenario.description
+    checks = scenario.checks()
+    assert len(checks) == len(scenario.assertions)
+    assert all(check.label for check in checks)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def test_minimal_scenario_takes_the_defaults(tmp_path: Path) -> None:
+    scenario = load_scenario(write(tmp_path, MINIMAL, "minimal.yaml"))
+    assert scenario.name == "minimal"
+    assert (scenario.mcu, scenario.behaviour, scenario.world, scenario.start) == ("virtual", "", "", None)
+    assert not scenario.fault_proxies
+
+
+def test_full_scenario_reads_every_field(tmp_path: Path) -> None:
+    (tmp_path / "fw.elf").write_bytes(b"\x7fELF")
+    text = """
+name: everything
+description: all fields
+world: empty
+start: {x: 0.5, y: -0.5, yaw: 1.0}
+mcu: simavr
+firmware: fw.elf
+behaviour: boards
+checked: true
+seed: 3
+faults: {drop: 0.001, corrupt: 0.002}
+duration: 30
+timeline:
+  - {at: 0.0, cmd_vel: {linear: 0.2, for: 1.0}}
+  - {at: 2.0, command: STOP}
+  - {at: 3.0, goto: {x: 1.0, y: 0.0, timeout: 5}}
+  - {at: 4.0, fault: {link: command, drop: 0.1, for: 2}}
+assertions:
+  - {boards_down: {count: 2, by: 30}}
+  - {task_done: {task: light, by: 30}}
+  - {inside: {x: [0, 1], y: [-1, 1], at: 3}}
+  - {inside: {center: [0, 0], radius: 1, during: [0, 3]}}
+  - {no_failsafe: {reasons: [mcu], during: [0, 10]}}
+  - {failsafe: {reason: cmd_vel, between: [1, 2]}}
+  - {rtt_below: {link: mcu, max_ms: 40, statistic: p99}}
+  - {telemetry: {list: TL2, field: heading_deg, min: 0, max: 360}}
+  - {state: {field: v, max: 0.5}}
+"""
+    scenario = load_scenario(write(tmp_path, text))
+    assert scenario.world.endswith("empty.yaml")
+    assert scenario.start == (0.5, -0.5, 1.0)
+    assert scenario.firmware == str(tmp_path / "fw.elf")
+    assert scenario.faults == (0.001, 0.002)
+    assert scenario.fault_proxies
+    assert scenario.events == (
+        CmdVel(0.0, 0.2, 0.0, 1.0),
+        StationCommand(2.0, "STOP"),
+        Goto(3.0, GotoGoal(1.0, 0.0, 0.0, timeout=5.0)),
+        Fault(4.0, "command", drop=0.1, seconds=2.0),
+    )
+    assert len(scenario.checks()) == 9
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("assertions: [{no_failsafe: {}}]\n", "duration: missing"),
+        ("duration: 5\n", "assertions: expected a non-empty list"),
+        ("duration: 5\nspeed: 3\n" + MINIMAL.split("\n", 1)[1], "unknown field(s) speed"),
+        ("duration: 5\nmcu: arduino\n" + MINIMAL.split("\n", 1)[1], "mcu: 'arduino' is not one of"),
+        ("duration: 5\nworld: moon\n" + MINIMAL.split("\n", 1)[1], "world: 'moon' is not a world of hil_sim"),
+        ("duration: 5\nworld: moon.yaml\n" + MINIMAL.split("\n", 1)[1], "world: no file"),
+        ("duration: 5\nfirmware: x.elf\n" + MINIMAL.split("\n", 1)[1], "firmware: is for mcu: simavr"),
+        (
+            "duration: 5\nfaults: {drop: 2}\n" + MINIMAL.split("\n", 1)[1],
+            "faults.drop: 2.0 is not a probability",
+        ),
+        ("duration: 5\nstart: {x: fast}\n" + MINIMAL.split("\n", 1)[1], "start.x: expected a finite number"),
+        (
+            "duration: 5\ntimeline:\n  - {at: 1, cmd_vel: {linear: fast}}\n" + MINIMAL.split("\n", 1)[1],
+            "timeline[0].cmd_vel.linear: expected a finite number, got 'fast'",
+        ),
+        (
+            "duration: 5\ntimeline:\n  - {at: 1, cmd_vel: {}, command: GO}\n" + MINIMAL.split("\n", 1)[1],
+            "timeline[0]: expected exactly one of",
+        ),
+        (
+            "duration: 5\ntimeline:\n  - {at: 9, command: GO}\n" + MINIMAL.split("\n", 1)[1],
+            "timeline[0].at = 9 is after the duration 5",
+        ),
+        (
+            "duration: 5\ntimeline:\n  - {at: 1, goto: {x: 1, y: 0, timeout: -1}}\n"
+            + MINIMAL.split("\n", 1)[1],
+            "timeline[0].goto: goto: timeout = -1.0",
+        ),
+        (
+            "duration: 5\ntimeline:\n  - {at: 1, fault: {link: radio}}\n" + MINIMAL.split("\n", 1)[1],
+            "timeline[0].fault.link: 'radio' is not one of",
+        ),
+        ("duration: 5\nassertions:\n  - {boards_down: {by: 9}}\n", "assertions[0].boards_down: looks at 9 s"),
+        ("duration: 5\nassertions:\n  - {inside: {x: [1, 0], y: [0, 1], at: 1}}\n", "assertions[0].inside.x"),
+        (
+            "duration: 5\nassertions:\n  - {inside: {x: [0, 1], y: [0, 1]}}\n",
+            "give exactly one of at, during, by",
+        ),
+        ("duration: 5\nassertions:\n  - {state: {field: speed, max: 1}}\n", "assertions[0].state.field"),
+        ("duration: 5\nassertions:\n  - {state: {field: v}}\n", "give min, max or both"),
+        (
+            "duration: 5\nassertions:\n  - {no_failsafe: {reasons: [radio]}}\n",
+            "assertions[0].no_failsafe.reasons",
+        ),
+        ("duration: 5\nassertions:\n  - {failsafe: {reason: mcu}}\n", "failsafe.between: missing"),
+        ("duration: 5\nassertions:\n  - {rtt_below: {link: station, max_ms: 1}}\n", "rtt_below.link"),
+        (
+            "duration: 5\nassertions:\n  - {teleport: {}}\n",
+            "assertions[0]: expected exactly one of boards_down",
+        ),
+        ("- just a list\n", "expected a mapping"),
+    ],
+)
+def test_a_bad_scenario_is_refused_naming_the_file_and_the_field(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(HilBringupError) as info:
+        load_scenario(path)
+    assert str(path) in str(info.value)
+    assert message in str(info.value)
+
+
+def test_world_names_and_paths_resolve(tmp_path: Path) -> None:
+    assert resolve_world("", base=tmp_path, source="x") == ""
+    assert resolve_world("demo", base=tmp_path, source="x").endswith("worlds/demo.yaml")
+    (tmp_path / "mine.yaml").write_text("arena: {width: 2, height: 2}\n")
+    assert resolve_world("mine.yaml", base=tmp_path, source="x") == str(tmp_path / "mine.yaml")
+
+
+# --- the timeline -------------------------------------------------------------------------------
+
+
+def test_timeline_hands_out_actions_in_time_order_with_segment_ends() -> None:
+    events = [
+        Fault(1.0, "both", drop=0.1, seconds=2.0),
+        CmdVel(0.0, 0.2, 0.0, 1.0),
+        CmdVel(1.0, 0.1, 0.0),
+        StationCommand(0.5, "STOP"),
+    ]
+    timeline = Timeline(events)
+    assert timeline.due(0.0) == [(1, events[1])]
+    assert timeline.due(0.7) == [(3, events[3])]
+    # At 1.0 the first segment's end comes before the next segment and the fault begin.
+    assert timeline.due(1.0) == [(1, EndCmdVel(1.0, 1)), (0, events[0]), (2, events[2])]
+    assert timeline.through  # only the fault's end is left
+    assert timeline.due(5.0) == [(0, EndFault(3.0, "both", 0))]
+    assert timeline.due(6.0) == []
+
+
+# --- the checks ---------------------------------------------------------------------------------
+
+
+def test_boards_down_passes_at_the_first_moment_and_fails_past_its_deadline() -> None:
+    check = BoardsDown(label="all", by=10.0)
+    check.observe(obs(1.0, boards_down=5))
+    assert not check.decided()
+    check.observe(obs(2.0, boards_down=6))
+    assert check.decided()
+    assert check.verdict(obs(3.0)).detail == "at 2.00 s"
+    late = BoardsDown(label="two", by=1.0, count=2)
+    late.observe(obs(1.5, boards_down=3))
+    assert late.decided()
+    verdict = late.verdict(obs(1.5))
+    assert not verdict.passed
+    assert "0 of 6 down" in verdict.detail
+
+
+def test_inside_at_a_moment_during_a_window_and_by_a_deadline() -> None:
+    box = Region(x=(0.0, 1.0), y=(-0.1, 0.1))
+    at = Inside(label="at", region=box, at=2.0)
+    during = Inside(label="during", region=box, during=(1.0, 2.0))
+    by = Inside(label="by", region=Region(center=(1.0, 0.0), radius=0.2), by=3.0)
+    for t, x in ((0.5, -1.0), (1.0, 0.2), (1.5, 0.5), (2.0, 0.9), (2.5, 1.2)):
+        for check in (at, during, by):
+            check.observe(obs(t, x=x))
+    assert at.verdict(obs(2.5)).passed
+    assert during.verdict(obs(2.5)).passed
+    assert by.verdict(obs(2.5)).passed
+    left = Inside(label="left", region=box, during=(0.0, 2.0))
+    left.observe(obs(0.5, y=0.5))
+    assert left.decided()
+    assert "left it" in left.verdict(obs(0.5)).detail
+
+
+def test_bounded_telemetry_needs_samples_and_names_the_first_value_out_of_bounds() -> None:
+    check = Bounded(
+        label="h", minimum=0.0, maximum=360.0, during=(1.0, 3.0), telemetry=("TL2", "heading_deg")
+    )
+    check.observe(obs(0.5, telemetry={"TL2": {"heading_deg": 400.0}}))  # before the window
+    check.observe(obs(1.5))  # no telemetry yet
+    assert not check.verdict(obs(1.5)).passed
+    check.observe(obs(2.0, telemetry={"TL2": {"heading_deg": 10.0}}))
+    assert check.verdict(obs(2.0)).passed
+    check.observe(obs(2.5, telemetry={"TL2": {"heading_deg": -1.0}}))
+    verdict = check.verdict(obs(2.5))
+    assert not verdict.passed
+    assert verdict.detail == "-1 at 2.50 s"
+
+
+def test_failsafe_trip_must_begin_inside_its_window() -> None:
+    check = FailsafeTrips(label="f", reason="cmd_vel", between=(2.0, 2.1))
+    check.observe(obs(1.0, failsafes=frozenset({"cmd_vel"})))  # an earlier trip
+    check.observe(obs(1.5))
+    check.observe(obs(2.05, failsafes=frozenset({"cmd_vel"})))
+    assert check.decided()
+    assert check.verdict(obs(2.05)).detail == "tripped at 2.05 s"
+    never = FailsafeTrips(label="n", reason="mcu", between=(0.0, 1.0))
+    never.observe(obs(1.5))
+    assert never.decided()
+    assert never.verdict(obs(1.5)).detail == "trips at: never s"
+
+
+def test_no_failsafe_over_the_run_is_judged_at_the_end_and_does_not_hold_it_up() -> None:
+    check = NoFailsafe(label="n", reasons=("mcu",), during=None)
+    assert not check.blocking
+    check.observe(obs(1.0, failsafes=frozenset({"cmd_vel"})))
+    assert check.verdict(obs(1.0)).passed
+    check.observe(obs(2.0, failsafes=frozenset({"mcu"})))
+    assert check.verdict(obs(2.0)).detail == "mcu failsafe at 2.00 s"
+
+
+def test_rtt_below_reads_the_final_observation() -> None:
+    check = RttBelow(label="r", link="mcu", max_ms=40.0, statistic="max")
+    assert not check.verdict(obs(1.0)).passed
+    assert check.verdict(obs(1.0, rtt_ms={"mcu": {"max": 33.3}})).passed
+    assert not check.verdict(obs(1.0, rtt_ms={"mcu": {"max": 41.0}})).passed
+
+
+def test_goto_check_is_decided_by_the_goto_result() -> None:
+    check = GotoCheck(label="g")
+    assert check.verdict(obs(1.0)).detail.startswith("not started")
+    check.result = GotoResult(GotoGoal(1.0, 0.0), True, 3.0, 0.02, 0.01, [(0.0, 0.0, 0.0, 0.0)], 1.0)
+    assert check.decided()
+    assert check.verdict(obs(4.0)).passed
+
+
+# --- JUnit XML ----------------------------------------------------------------------------------
+
+
+def test_junit_xml_counts_failures_and_errors_per_suite(tmp_path: Path) -> None:
+    suites = [
+        SuiteResult("a", 1.5, [CaseResult("one", True, "fine"), CaseResult("two", False, "at 2 s")], "out"),
+        SuiteResult("b", 0.5, [CaseResult("the run starts", False, "no firmware", error=True)]),
+    ]
+    path = write_junit(suites, tmp_path / "deep" / "junit.xml")
+    root = ET.parse(path).getroot()
+    assert (root.tag, root.get("tests"), root.get("failures"), root.get("errors")) == (
+        "testsuites",
+        "3",
+        "1",
+        "1",
+    )
+    a, b = root.findall("testsuite")
+    assert (a.get("name"), a.get("tests"), a.get("failures"), a.get("time")) == ("a", "2", "1", "1.500")
+    failure = a.find("testcase[@name='two']/failure")
+    assert failure is not None and failure.get("message") == "at 2 s"
+    assert a.find("system-out").text == "out"  # type: ignore[union-attr]
+    assert b.find("testcase/error") is not None
+    assert not math.isnan(float(root.get("time", "nan")))
+    assert junit_xml([]).startswith('<?xml version="1.0" encoding="UTF-8"?>')
