@@ -25,6 +25,7 @@ setup(
             "sim = hil_sim.console:sim",
             "virtual_mcu = hil_sim.console:virtual_mcu",
             "simavr_mcu = hil_sim.console:simavr_mcu",
+            "gz_adapter = hil_sim.console:gz_adapter",
         ],
     },
 )

@@ -11,3 +11,4 @@ from hil_bridge.core.shutdown import console_main
 sim = console_main("hil_sim.sim_node")
 virtual_mcu = console_main("hil_sim.virtual_mcu_node")
 simavr_mcu = console_main("hil_sim.simavr_mcu_node")
+gz_adapter = console_main("hil_sim.gz_adapter_node")

@@ -48,7 +48,10 @@ class Joint:
 
 
 def _floats(text: str | None, count: int, where: str) -> tuple[float, ...]:
-    values = tuple(float(v) for v in (text or " ".join(["0"] * count)).split())
+    try:
+        values = tuple(float(v) for v in (text or " ".join(["0"] * count)).split())
+    except ValueError:
+        values = ()
     if len(values) != count or not all(math.isfinite(v) for v in values):
         raise HilBringupError(f"{where}: expected {count} finite numbers, got {text!r}")
     return values
@@ -101,3 +104,146 @@ def load_urdf(path: str | Path) -> str:
         return Path(path).read_text()
     except OSError as exc:
         raise HilBringupError(f"{path}: cannot read URDF: {exc.strerror}") from exc
+
+
+# --- links (geometry and mass) -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One ``<visual>`` or ``<collision>``: a box, cylinder or sphere at an origin in its link.
+
+    ``size`` is (x, y, z) for a box, (radius, length) for a cylinder (along its z axis),
+    (radius,) for a sphere.
+    """
+
+    kind: str
+    size: tuple[float, ...]
+    xyz: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: A visual's colour (r, g, b, a), from its material or the robot's named material.
+    rgba: tuple[float, float, float, float] | None = None
+
+
+@dataclass(frozen=True)
+class Inertial:
+    """A link's mass (kg), centre of mass (m, in the link) and inertia about it (kg m^2)."""
+
+    mass: float
+    xyz: tuple[float, float, float]
+    rpy: tuple[float, float, float]
+    #: ixx, ixy, ixz, iyy, iyz, izz
+    inertia: tuple[float, float, float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Link:
+    """One URDF link: its shapes and its mass (None: massless, e.g. a sensor frame)."""
+
+    name: str
+    visuals: tuple[Shape, ...] = ()
+    collisions: tuple[Shape, ...] = ()
+    inertial: Inertial | None = None
+
+
+#: URDF geometry element -> the attributes that give its size, in :attr:`Shape.size` order.
+GEOMETRY_SIZES = {"box": ("size",), "cylinder": ("radius", "length"), "sphere": ("radius",)}
+
+
+def _positive(text: str | None, count: int, where: str) -> tuple[float, ...]:
+    values = _floats(text or "", count, where) if text else ()
+    if len(values) != count or not all(v > 0 for v in values):
+        raise HilBringupError(f"{where}: expected {count} positive number(s), got {text!r}")
+    return values
+
+
+def _origin(element: ET.Element, where: str) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    origin = element.find("origin")
+    xyz = _floats(origin.get("xyz") if origin is not None else None, 3, f"{where}: origin xyz")
+    rpy = _floats(origin.get("rpy") if origin is not None else None, 3, f"{where}: origin rpy")
+    return (xyz[0], xyz[1], xyz[2]), (rpy[0], rpy[1], rpy[2])
+
+
+def _shape(element: ET.Element, where: str, colours: dict[str, tuple[float, float, float, float]]) -> Shape:
+    geometry = element.find("geometry")
+    kinds = [child for child in (geometry if geometry is not None else []) if child.tag in GEOMETRY_SIZES]
+    if geometry is None or len(kinds) != 1:
+        raise HilBringupError(f"{where}: geometry: expected one of {', '.join(GEOMETRY_SIZES)}")
+    kind = kinds[0]
+    size: tuple[float, ...] = ()
+    for attribute in GEOMETRY_SIZES[kind.tag]:
+        count = 3 if attribute == "size" else 1
+        size += _positive(kind.get(attribute), count, f"{where}: {kind.tag} {attribute}")
+    xyz, rpy = _origin(element, where)
+    rgba = None
+    material = element.find("material")
+    if material is not None:
+        color = material.find("color")
+        if color is not None:
+            values = _floats(color.get("rgba"), 4, f"{where}: material color rgba")
+            rgba = (values[0], values[1], values[2], values[3])
+        else:
+            rgba = colours.get(material.get("name", ""))
+    return Shape(kind.tag, size, xyz, rpy, rgba)
+
+
+def _inertial(element: ET.Element, where: str) -> Inertial:
+    mass_element, inertia_element = element.find("mass"), element.find("inertia")
+    if mass_element is None or inertia_element is None:
+        raise HilBringupError(f"{where}: needs <mass value=...> and <inertia .../>")
+    (mass,) = _positive(mass_element.get("value"), 1, f"{where}: mass value")
+    inertia = tuple(
+        _floats(inertia_element.get(name), 1, f"{where}: inertia {name}")[0]
+        for name in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    )
+    ixx, _, _, iyy, _, izz = inertia
+    if min(ixx, iyy, izz) <= 0:
+        raise HilBringupError(f"{where}: inertia: ixx, iyy and izz must be positive")
+    xyz, rpy = _origin(element, where)
+    return Inertial(mass, xyz, rpy, (inertia[0], inertia[1], inertia[2], inertia[3], inertia[4], inertia[5]))
+
+
+def links(urdf: str, *, source: str = "URDF") -> list[Link]:
+    """Every link of a URDF document, with its box/cylinder/sphere shapes and mass.
+
+    Raises:
+        HilBringupError: not XML, not a ``<robot>``, a link without a name or twice, a
+            geometry other than box/cylinder/sphere, or bad numbers; names ``source``,
+            the link and the element (``hil_robot.urdf: link caster: collision[0]: ...``).
+    """
+    try:
+        root = ET.fromstring(urdf)
+    except ET.ParseError as exc:
+        raise HilBringupError(f"{source}: not XML: {exc}") from exc
+    if root.tag != "robot":
+        raise HilBringupError(f"{source}: the root element is <{root.tag}>, not <robot>")
+    colours = {}
+    for material in root.findall("material"):
+        color = material.find("color")
+        if color is not None and material.get("name"):
+            values = _floats(color.get("rgba"), 4, f"{source}: material {material.get('name')}: color rgba")
+            colours[str(material.get("name"))] = (values[0], values[1], values[2], values[3])
+    found: list[Link] = []
+    for element in root.findall("link"):
+        name = element.get("name")
+        if not name:
+            raise HilBringupError(f"{source}: link #{len(found)}: has no name")
+        if any(link.name == name for link in found):
+            raise HilBringupError(f"{source}: link {name}: defined twice")
+        where = f"{source}: link {name}"
+        inertial = element.find("inertial")
+        found.append(
+            Link(
+                name=name,
+                visuals=tuple(
+                    _shape(v, f"{where}: visual[{i}]", colours)
+                    for i, v in enumerate(element.findall("visual"))
+                ),
+                collisions=tuple(
+                    _shape(c, f"{where}: collision[{i}]", colours)
+                    for i, c in enumerate(element.findall("collision"))
+                ),
+                inertial=_inertial(inertial, f"{where}: inertial") if inertial is not None else None,
+            )
+        )
+    return found

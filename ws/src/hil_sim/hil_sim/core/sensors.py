@@ -162,3 +162,43 @@ class EarthField:
 def heading_deg(field_body: Array) -> Array:
     """Compass heading (0..360, clockwise from north) from the body-frame field."""
     return np.degrees(np.arctan2(field_body[:, 1], field_body[:, 0])) % 360.0
+
+
+def light_readings(
+    model: PhotoresistorModel,
+    pose: tuple[Array, Array, Array],
+    *,
+    mounts: Array,
+    radius: float,
+    light: tuple[float, float, float],
+    picks: Array,
+) -> Array:
+    """The photoresistors' ADC readings (N, M) with their error model, from robot poses.
+
+    Args:
+        model: the GL5506 model.
+        pose: x, y (m) and yaw (rad) of N robots.
+        mounts: (M,) the cells' directions in the body frame (rad).
+        radius: how far from the robot's centre the cells sit (m).
+        light: the light's x, y (m) and reference distance (m).
+        picks: (N, M, 3) uniforms of the error model (pick, direction, factor).
+    """
+    x, y, yaw = pose
+    facing = yaw[:, None] + mounts[None, :]
+    to_x = light[0] - (x[:, None] + radius * np.cos(facing))
+    to_y = light[1] - (y[:, None] + radius * np.sin(facing))
+    clean = model.reading(np.hypot(to_x, to_y), np.arctan2(to_y, to_x) - facing, light[2])
+    return np.round(model.with_error(clean, picks[..., 0], picks[..., 1], picks[..., 2]))
+
+
+def bumper_sectors(
+    bearing: Array, *, half_angle: float, overlap: float
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Which switch (left, right) a contact at ``bearing`` (rad, body frame, in [-pi, pi)) closes.
+
+    The two sectors overlap by ``overlap`` either side of straight ahead, so a head-on
+    hit closes both.
+    """
+    left = (bearing >= -overlap) & (bearing <= half_angle)
+    right = (bearing <= overlap) & (bearing >= -half_angle)
+    return left, right
