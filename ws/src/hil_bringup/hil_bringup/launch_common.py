@@ -17,7 +17,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import ExecutableInPackage
 
 from hil_bridge.core.paths import share_dir
-from hil_bringup.core.graph import MCU_NODES, GraphOptions, describe, run_link_dir
+from hil_bringup.core.graph import MCU_NODES, PHYSICS, GraphOptions, describe, run_link_dir
 from hil_bringup.errors import HilBringupError
 
 #: name -> (default, description, choices or None)
@@ -36,6 +36,12 @@ ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
         ["true", "false"],
     ),
     "world": ("", "World YAML file; empty: hil_sim's worlds/demo.yaml.", None),
+    "physics": (
+        "native",
+        "Physics backend of the simulator: native (2-D numpy engine) or mujoco (MuJoCo: the robot"
+        " from its URDF, boards that topple).",
+        list(PHYSICS),
+    ),
     "behaviour": (
         "boards",
         "Behaviour the control loop starts in; empty for MANUAL (cmd_vel).",
@@ -141,6 +147,7 @@ def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any
         checked=value("checked") == "true",
         faults=value("faults") == "true",
         fault_drop=number("fault_drop", float),
+        physics=value("physics"),
         fault_corrupt=number("fault_corrupt", float),
         mcu=value("mcu"),
         seed=number("seed", int),

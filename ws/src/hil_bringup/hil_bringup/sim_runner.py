@@ -36,7 +36,7 @@ from hil_bridge.core.leftovers import remove_dead_dds_segments
 from hil_bridge.core.shutdown import ShutdownSignals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.done import DonePredicate, DoneWatch, task_done
-from hil_bringup.core.graph import BEHAVIOURS, GraphOptions
+from hil_bringup.core.graph import BEHAVIOURS, PHYSICS, GraphOptions
 from hil_bringup.errors import HilBringupError
 from hil_sim.errors import HilSimError
 from robot_control.errors import RobotControlError
@@ -87,6 +87,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="a link fault proxy on both links (0.1 %% drop and corruption per byte unless given below);"
         " metrics.json then accounts for every message they damaged",
+    )
+    parser.add_argument(
+        "--physics",
+        default="native",
+        choices=PHYSICS,
+        help="physics backend: native (2-D numpy engine) or mujoco (MuJoCo, boards topple)",
     )
     parser.add_argument(
         "--fault-drop",
@@ -220,6 +226,7 @@ def run(
     runner = GraphRunner(options)
     status = Status(runner)
     log = RunLog(runner.sim.sim.world)
+        physics=args.physics,
     print(
         f"hil_sim_runner: started in {time.monotonic() - started:.2f} s "
         f"({'lockstep, as fast as possible' if runner.lockstep else f'rtf {options.rtf:g}'})",
@@ -371,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     remove_dead_dds_segments()
     args = parse(argv)
     try:
+        "physics": runner.sim.sim.backend,
         return run(args, signals=signals)
     except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
         print(f"hil_sim_runner: {exc}", file=sys.stderr)

@@ -44,6 +44,7 @@ from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.build import build_simulation, default_world_path
+from hil_sim.core.physics import BACKENDS
 from hil_sim.core.signals import PinState, sensor_signals
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose
@@ -63,6 +64,13 @@ LIGHT_SIDES = ("front", "left", "back", "right")
 PARAMETERS = (
     ParamSpec("robots", 1, "Number of robots (one vectorised world).", min=1, max=1000),
     ParamSpec("world", "", "World YAML file; empty: worlds/demo.yaml of hil_sim."),
+    ParamSpec(
+        "physics",
+        "native",
+        "Physics backend: native (2-D numpy engine, fast) or mujoco (3-D, boards topple).",
+        choices=BACKENDS,
+    ),
+    ParamSpec("urdf", "", "physics mujoco: the robot's URDF; empty: urdf/hil_robot.urdf of hil_bringup."),
     ParamSpec(
         "rtf",
         1.0,
@@ -180,6 +188,8 @@ class SimNode(Node):
             physics_rate=params.as_float("physics_rate"),
             sensor_rate=params.as_float("sensor_rate"),
             seed=params.as_int("seed"),
+            physics=params.as_str("physics"),
+            urdf=params.as_str("urdf") or None,
         )
         self.rtf = params.as_float("rtf")
         self.chunk = max(1, round(params.as_float("physics_rate") / params.as_float("signal_rate")))
@@ -232,7 +242,7 @@ class SimNode(Node):
         self.scheduler: DeadlineScheduler | None = None
         self.get_logger().info(
             f"{self.robots} robot(s), world {world}, rtf {self.rtf:g}, "
-            f"{params.as_float('physics_rate'):g} Hz physics, seed {params.as_int('seed')}"
+            f"{params.as_float('physics_rate'):g} Hz {self.sim.backend} physics, seed {params.as_int('seed')}"
         )
 
     # --- lifecycle ------------------------------------------------------------------
@@ -577,6 +587,7 @@ class SimNode(Node):
             "sim_time_s": f"{sim.time:.3f}",
             "steps": sim.steps,
             "robots": sim.count,
+            "physics": sim.backend,
             "boards_down": sim.geometry.boards_down,
         }
         if self.scheduler is not None:

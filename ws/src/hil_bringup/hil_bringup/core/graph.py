@@ -36,6 +36,9 @@ from hil_bridge.core.paths import share_dir
 from hil_bringup.errors import HilBringupError
 
 MCU_KINDS = ("virtual", "simavr", "serial")
+#: The simulator's physics backends (hil_sim.core.physics.BACKENDS; not imported: launch
+#: files read this module without hil_sim's numpy core).
+PHYSICS = ("native", "mujoco")
 #: The node that plays the MCU, by kind (a real MCU has none).
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
 BEHAVIOURS = ("", "boards", "light")
@@ -80,6 +83,8 @@ class GraphOptions:
     #: With ``faults``: probability that a byte gets one bit flipped.
     fault_corrupt: float = 0.001
     mcu: str = "virtual"
+    #: The simulator's physics backend (PHYSICS).
+    physics: str = "native"
     seed: int = 0
     #: Folder of the run's pty links; empty: :func:`run_link_dir` of this ROS domain.
     link_dir: str = ""
@@ -98,6 +103,8 @@ class GraphOptions:
             raise HilBringupError(f"rtf = {self.rtf!r} must be >= 0 (0: as fast as possible)")
         if self.mcu not in MCU_KINDS:
             raise HilBringupError(f"mcu = {self.mcu!r} is not one of {', '.join(MCU_KINDS)}")
+        if self.physics not in PHYSICS:
+            raise HilBringupError(f"physics = {self.physics!r} is not one of {', '.join(PHYSICS)}")
         if self.behaviour not in BEHAVIOURS:
             raise HilBringupError(f"behaviour = {self.behaviour!r} is not one of boards, light or empty")
         if self.mcu == "serial" and not (self.command_port and self.signal_port):
@@ -221,6 +228,7 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
             rtf=options.rtf,
             world=options.world,
             seed=options.seed,
+            physics=options.physics,
         ),
         _spec(
             "hil_bridge",

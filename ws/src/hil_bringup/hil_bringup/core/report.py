@@ -94,6 +94,7 @@ def _draw(log: RunLog, path: Path) -> None:
     down = len(log.board_falls)
     ax.set_title(
         f"{down} of {len(world.boards)} boards down, {log.metrics.get('sim_duration_s', 0):.1f} s simulated"
+        f" ({log.metrics.get('physics', 'native')} physics)"
     )
     ax.set_xlim(-world.width / 2 - 0.1, world.width / 2 + 0.1)
     ax.set_ylim(-world.height / 2 - 0.1, world.height / 2 + 0.1)

@@ -174,8 +174,7 @@ class MotorBank:
         index = slice(None) if rows is None else rows
         p = self.params
         speed = self.speed[index]
-        steady = (voltage[index] - p.ke * speed) / p.resistance
-        current = np.where(closed[index], steady + (self.current[index] - steady) * self._alpha, 0.0)
+        current = self.step_current(voltage, closed, rows)
         drive = p.kt * current
         moving = speed != 0.0
         direction = np.where(moving, np.sign(speed), np.sign(drive))
@@ -186,6 +185,34 @@ class MotorBank:
         held = weak & (~moving | (np.sign(tried) != np.sign(speed)))
         self.current[index] = current
         self.speed[index] = np.where(held, 0.0, tried)
+
+    def step_current(
+        self, voltage: Array, closed: npt.NDArray[np.bool_], rows: npt.NDArray[np.intp] | None = None
+    ) -> Array:
+        """The electrical half of :meth:`step`: the current after ``dt`` at the present speed.
+
+        Returns the new current (of ``rows``) without storing it. A physics engine that
+        integrates the mechanical half itself (the MuJoCo backend) takes the torque
+        ``kt * current`` from here and sets :attr:`speed` from its own state.
+        """
+        index = slice(None) if rows is None else rows
+        p = self.params
+        steady = (voltage[index] - p.ke * self.speed[index]) / p.resistance
+        current: Array = np.where(closed[index], steady + (self.current[index] - steady) * self._alpha, 0.0)
+        return current
+
+    def current_map(self, voltage: Array, closed: npt.NDArray[np.bool_]) -> tuple[Array, Array, Array]:
+        """:meth:`step_current` as an affine map: ``i' = a * i + b - c * w`` for these voltages.
+
+        The coefficients hold while the voltages do, so a caller stepping many times
+        (the MuJoCo backend, once per physics step) computes them once per block.
+        """
+        p, alpha = self.params, self._alpha
+        on = np.asarray(closed, dtype=float)
+        a: Array = on * alpha
+        b: Array = on * (1 - alpha) / p.resistance * voltage
+        c: Array = on * (1 - alpha) * p.ke / p.resistance
+        return a, b, c
 
     def _closed_form(self, closed: bool, steps: int) -> tuple[Array, Array, Array]:
         """Powers ``A^k`` (K, 2, 2) and the sums ``Q_k cv``, ``Q_k cd`` (K, 2) for k = 1..steps."""

@@ -4,30 +4,30 @@ Every array has the robots as its first axis, so one robot and a swarm of 100 ru
 same code. Robots do not collide with each other (they are ghosts to one another);
 they share the world, so a board one robot knocks down is down for all.
 
-Each physics step (default 1 kHz): the two motors of every robot are advanced from
-their pins (enable PWM, A, B through the L298 table), the wheel speeds move the robot
-(midpoint rule), and collisions with walls, boxes and standing boards are resolved:
-a board hit faster than the world's push threshold falls, anything else stops the
-robot at the contact (no penetration, and at 1 kHz a robot moves under a millimetre
-a step, far less than its radius, so it cannot tunnel) and the wheels slow to the
-motion that is left. The front bumper's two switches close on contact within their
-sectors and stay closed ``bumper_hold`` seconds, as a real switch bounces shut.
+Each physics step (default 1 kHz) the motors of every robot get their terminal
+voltage from their pins (enable PWM, A, B through the L298 table), and the physics
+backend (:mod:`hil_sim.core.physics`: ``native``, the 2-D numpy engine, or ``mujoco``)
+advances the motors, moves the robots and resolves their contacts. The front bumper's
+two switches close on contact within their sectors and stay closed ``bumper_hold``
+seconds, as a real switch bounces shut; the backend says where a robot touched.
 
-Sensors are sampled at ``sensor_rate`` (default 50 Hz) with per-robot seeded noise
-(:mod:`hil_sim.core.noise`), so runs are reproducible and robot ``r`` gets the same
-noise alone or in a swarm.
+Sensors are sampled at ``sensor_rate`` (default 50 Hz) from the backend's pose and
+ray casts, with per-robot seeded noise (:mod:`hil_sim.core.noise`), so runs are
+reproducible and robot ``r`` gets the same noise alone or in a swarm.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from hil_sim.core.motor import L298, DriverTable, MotorBank, MotorParams, bridge_state, bridge_voltage
 from hil_sim.core.noise import NoiseBank
+from hil_sim.core.physics import LEFT, RIGHT, BoardStates, PhysicsBackend, Rays, make_backend, wrap_angle
 from hil_sim.core.sensors import (
     EarthField,
     PhotoresistorModel,
@@ -38,13 +38,13 @@ from hil_sim.core.sensors import (
     heading_deg,
     ultrasonic_cm,
 )
-from hil_sim.core.world import Pose, WorldConfig, WorldGeometry
+from hil_sim.core.world import Pose, WorldConfig
 from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
-LEFT, RIGHT = 0, 1
-#: Penetration (m) below which a contact counts as resolved.
-CONTACT_TOLERANCE = 1e-9
+__all__ = ["LEFT", "RIGHT", "RobotParams", "SensorReadings", "Simulation"]
+#: Longest ranger ray cast (m); beyond both sensors' ranges.
+RAY_RANGE = 2.5
 #: Uniforms and normals each robot draws per sensor update (see _sample_sensors).
 UNIFORMS_PER_UPDATE = 2 + 3 * 4
 NORMALS_PER_UPDATE = 1 + 3
@@ -67,6 +67,8 @@ class RobotParams:
     ultrasonic: RangerSpec = field(default_factory=lambda: RangerSpec(0.09, 0.0, 0.0, math.radians(15.0), 5))
     ultrasonic_sigma_cm: float = 0.3
     ir: RangerSpec = field(default_factory=lambda: RangerSpec(0.09, 0.02, 0.0, math.radians(3.0), 5))
+    ultrasonic_height: float = 0.07  # m above the floor (a 3-D engine's rays pass over a fallen board)
+    ir_height: float = 0.055
     light_mounts: tuple[float, ...] = (0.0, math.pi / 2, math.pi, 3 * math.pi / 2)  # front, left, back, right
     light_radius: float = 0.01  # GL5506 cells (5 mm) clustered on a mast; parallax < 2 deg beyond 0.5 m
     magnetometer_sigma: float = 3.5e-7  # T per axis: about 1 degree of heading
@@ -133,6 +135,8 @@ class Simulation:
         driver: DriverTable = L298,
         starts: list[Pose] | None = None,
         earth: EarthField | None = None,
+        physics: str = "native",
+        urdf: str | Path | None = None,
     ) -> None:
         if robots < 1:
             raise HilSimError(f"robots = {robots!r}: need at least one")
@@ -144,7 +148,6 @@ class Simulation:
         if abs(ratio - round(ratio)) > 1e-9:
             raise HilSimError(f"sensor_rate = {sensor_rate!r} must divide physics_rate {physics_rate:g}")
         self.world = world
-        self.geometry = WorldGeometry(world)
         self.robot = robot or RobotParams()
         self.ir = ir
         self.photoresistor = photoresistor
@@ -157,34 +160,81 @@ class Simulation:
         self.starts = starts or [world.start] * robots
         if len(self.starts) != robots:
             raise HilSimError(f"{len(self.starts)} start poses for {robots} robots")
+        self.physics: PhysicsBackend = make_backend(
+            physics, world, self.robot, starts=self.starts, dt=self.dt, urdf=urdf
+        )
+        self.world = self.physics.world
         # Every ranger ray of a robot in one table (body frame): ultrasonic first, then IR.
-        rangers = (self.robot.ultrasonic, self.robot.ir)
-        self._ray_angle = np.concatenate([cone_directions(spec) for spec in rangers])
-        self._ray_x = np.concatenate([np.full(spec.rays, spec.x) for spec in rangers])
-        self._ray_y = np.concatenate([np.full(spec.rays, spec.y) for spec in rangers])
+        rangers = (
+            (self.robot.ultrasonic, self.robot.ultrasonic_height),
+            (self.robot.ir, self.robot.ir_height),
+        )
+        self._rays = Rays(
+            x=np.concatenate([np.full(spec.rays, spec.x) for spec, _ in rangers]),
+            y=np.concatenate([np.full(spec.rays, spec.y) for spec, _ in rangers]),
+            z=np.concatenate([np.full(spec.rays, height) for spec, height in rangers]),
+            angle=np.concatenate([cone_directions(spec) for spec, _ in rangers]),
+        )
         self._ultrasonic_rays = self.robot.ultrasonic.rays
         self._light_mounts = np.asarray(self.robot.light_mounts)
         self.reset()
 
     # --- state ----------------------------------------------------------------------
 
+    @property
+    def backend(self) -> str:
+        """The physics backend's name (``native``, ``mujoco``)."""
+        return self.physics.name
+
+    @property
+    def geometry(self) -> BoardStates:
+        """Which boards stand (the native backend: its whole world geometry)."""
+        return self.physics.boards
+
+    @property
+    def x(self) -> Array:
+        """(N,) position x (m) in the world frame."""
+        return self.physics.x
+
+    @property
+    def y(self) -> Array:
+        """(N,) position y (m)."""
+        return self.physics.y
+
+    @property
+    def yaw(self) -> Array:
+        """(N,) heading (rad), counter-clockwise from world +x."""
+        return self.physics.yaw
+
+    @property
+    def v(self) -> Array:
+        """(N,) forward speed (m/s)."""
+        return self.physics.v
+
+    @property
+    def w(self) -> Array:
+        """(N,) turn rate (rad/s)."""
+        return self.physics.w
+
+    @property
+    def wheel_angle(self) -> Array:
+        """(N, 2) wheel angles (rad), forward positive."""
+        return self.physics.wheel_angle
+
+    @property
+    def motors(self) -> MotorBank:
+        """The (N, 2) motors: current and shaft speed."""
+        return self.physics.motors
+
     def reset(self) -> None:
         """Robots back to their starts at rest, boards up, time and noise from zero."""
         n = self.count
         self.steps = 0
-        self.x = np.array([p.x for p in self.starts])
-        self.y = np.array([p.y for p in self.starts])
-        self.yaw = np.array([p.yaw for p in self.starts])
-        self.v = np.zeros(n)
-        self.w = np.zeros(n)
-        self.wheel_angle = np.zeros((n, 2))
-        self.motors = MotorBank(self.robot.motor, (n, 2), load_inertia=self.robot.load_inertia, dt=self.dt)
+        self.physics.reset()
         self._enable, self._a, self._b = np.zeros((n, 2)), np.zeros((n, 2)), np.zeros((n, 2))
         self.set_pins(self._enable, self._a, self._b)
         self.led = np.zeros(n)
         self.bumper_until = np.full((n, 2), -math.inf)
-        self._clearance = np.full(n, -1.0)  # unknown: check collisions on the next step
-        self.geometry.reset()
         self.noise = NoiseBank(
             self.seed, np.arange(n), uniforms=UNIFORMS_PER_UPDATE, normals=NORMALS_PER_UPDATE
         )
@@ -220,12 +270,8 @@ class Simulation:
         half_w, half_h = self.world.width / 2, self.world.height / 2
         if not (abs(pose.x) < half_w and abs(pose.y) < half_h and math.isfinite(pose.yaw)):
             raise HilSimError(f"pose ({pose.x:g}, {pose.y:g}, {pose.yaw:g}) is outside the arena")
-        self.x[index], self.y[index], self.yaw[index] = pose.x, pose.y, pose.yaw
-        self.v[index] = self.w[index] = 0.0
-        self.motors.speed[index] = 0.0
-        self.motors.current[index] = 0.0
+        self.physics.teleport(index, pose)
         self.bumper_until[index] = -math.inf
-        self._clearance[index] = -1.0
 
     def set_pins(self, enable: Array, a: Array, b: Array, robots: npt.ArrayLike | None = None) -> None:
         """Motor driver pins, (N, 2) [left, right] each (or rows for ``robots`` only)."""
@@ -241,146 +287,28 @@ class Simulation:
         """Advance ``count`` physics steps, sampling sensors at their rate."""
         while count > 0:
             steps = min(count, self.sensor_every - self.steps % self.sensor_every)
-            self._advance(steps)
+            self.physics.advance(steps, self._voltage, self._closed, self.time, self._press_bumpers)
             self.steps += steps
             count -= steps
             if self.steps % self.sensor_every == 0:
                 self._sample_sensors()
 
-    def _advance(self, steps: int) -> None:
-        """``steps`` physics steps: in closed form per robot where possible, else one by one.
-
-        A robot is stepped one by one when its motors leave the closed form (friction
-        changes direction) or when the block's travel could reach an obstacle. The
-        choice depends on that robot alone, so its results do not depend on the others.
-        """
-        robot, dt = self.robot, self.dt
-        saved_current, saved_speed = self.motors.current.copy(), self.motors.speed.copy()
-        speeds, exact = self.motors.advance(self._voltage, self._closed, steps)
-        wheel = speeds / robot.motor.gear_ratio  # (N, 2, steps)
-        v = robot.wheel_radius * (wheel[:, LEFT] + wheel[:, RIGHT]) / 2
-        w = robot.wheel_radius * (wheel[:, RIGHT] - wheel[:, LEFT]) / robot.wheel_base
-        turn = w * dt
-        yaw_after = self.yaw[:, None] + np.cumsum(turn, axis=1)
-        heading = yaw_after - turn / 2
-        dx, dy = v * np.cos(heading) * dt, v * np.sin(heading) * dt
-        travel = np.hypot(dx, dy).sum(axis=1)
-        one_by_one = exact.any(axis=1) | (travel >= self._clearance)
-        closed_form = ~one_by_one
-        if closed_form.any():
-            rows = np.flatnonzero(closed_form)
-            self.x[rows] += dx[rows].sum(axis=1)
-            self.y[rows] += dy[rows].sum(axis=1)
-            self.yaw[rows] = yaw_after[rows, -1]
-            self.v[rows], self.w[rows] = v[rows, -1], w[rows, -1]
-            self.wheel_angle[rows] += wheel[rows].sum(axis=-1) * dt
-            self._clearance[rows] -= travel[rows]
-        if one_by_one.any():
-            rows = np.flatnonzero(one_by_one)
-            self.motors.current[rows], self.motors.speed[rows] = saved_current[rows], saved_speed[rows]
-            for offset in range(steps):
-                self._physics_step(rows, self.time + (offset + 1) * dt)
-
-    def _physics_step(self, rows: npt.NDArray[np.intp], now: float) -> None:
-        """One exact physics step of the robots in ``rows``, ending at time ``now``."""
-        robot, dt = self.robot, self.dt
-        self.motors.step(self._voltage, self._closed, rows)
-        wheel = self.motors.speed[rows] / robot.motor.gear_ratio
-        v = robot.wheel_radius * (wheel[:, LEFT] + wheel[:, RIGHT]) / 2
-        w = robot.wheel_radius * (wheel[:, RIGHT] - wheel[:, LEFT]) / robot.wheel_base
-        heading = self.yaw[rows] + w * dt / 2
-        dx, dy = v * np.cos(heading) * dt, v * np.sin(heading) * dt
-        self.yaw[rows] += w * dt
-        self.w[rows] = w
-        self._clearance[rows] -= np.hypot(dx, dy)
-        near = self._clearance[rows] <= 0.0
-        if near.any():
-            dx, dy, v = self._resolve_contacts(rows, near, (dx, dy, v), now)
-        self.x[rows] += dx
-        self.y[rows] += dy
-        self.v[rows] = v
-        self.wheel_angle[rows] += self.motors.speed[rows] / robot.motor.gear_ratio * dt
-
-    def _resolve_contacts(
-        self,
-        rows: npt.NDArray[np.intp],
-        near: npt.NDArray[np.bool_],
-        motion: tuple[Array, Array, Array],
-        now: float,
-    ) -> tuple[Array, Array, Array]:
-        """Collisions, board falls and bumpers for the robots whose clearance ran out."""
-        robot, geometry = self.robot, self.geometry
-        radius = robot.body_radius
-        dx, dy, v = motion
-        which = np.flatnonzero(near)
-        ids = rows[which]
-
-        def query() -> tuple[Array, Array, Array, Array, npt.NDArray[np.intp]]:
-            px, py = self.x[ids] + dx[which], self.y[ids] + dy[which]
-            dist, nearest, segment = geometry.closest(np.stack([px, py], axis=1))
-            return px, py, dist, nearest, segment
-
-        px, py, dist, nearest, segment = query()
-        self._press_bumpers(ids, nearest, (px, py), dist, now)
-        for _ in range(3):  # a board gone or a corner can need another look
-            # A robot pushed out to exactly its radius is in contact no longer.
-            contact = dist < radius - CONTACT_TOLERANCE
-            if not contact.any():
-                break
-            safe = np.maximum(dist, 1e-12)
-            nx, ny = (px - nearest[:, 0]) / safe, (py - nearest[:, 1]) / safe
-            approach = -(dx[which] * nx + dy[which] * ny) / self.dt
-            owner = geometry.owner[segment]
-            knocked = contact & (owner >= 0) & (approach > self.world.push_threshold)
-            geometry.standing[owner[knocked]] = False
-            # Each robot on its own: one that knocked a board looks again without it,
-            # one that hit something solid is pushed out, whatever the others did.
-            depth = np.where(contact & ~knocked, radius - dist, 0.0)
-            dx[which] += depth * nx
-            dy[which] += depth * ny
-            px, py, dist, nearest, segment = query()
-        # Clearance to the nearest solid thing, less the bumper travel: no check needed
-        # until the robot has moved that far.
-        self._clearance[ids] = dist - radius - robot.bumper_travel
-        # Wheels slow to the motion that was left (stall against an obstacle).
-        heading = self.yaw[ids]
-        v_left = (dx[which] * np.cos(heading) + dy[which] * np.sin(heading)) / self.dt
-        stalled = np.abs(v_left) < np.abs(v[which]) - 1e-12
-        if stalled.any():
-            v[which[stalled]] = v_left[stalled]
-            stuck = ids[stalled]
-            half_turn = self.w[stuck] * robot.wheel_base / 2
-            gear = robot.motor.gear_ratio / robot.wheel_radius
-            self.motors.speed[stuck, LEFT] = (v_left[stalled] - half_turn) * gear
-            self.motors.speed[stuck, RIGHT] = (v_left[stalled] + half_turn) * gear
-        return dx, dy, v
-
-    def _press_bumpers(
-        self, ids: npt.NDArray[np.intp], nearest: Array, point: tuple[Array, Array], dist: Array, now: float
-    ) -> None:
+    def _press_bumpers(self, robots: npt.NDArray[np.intp], bearing: Array, now: float) -> None:
+        """Close the switches whose sectors hold the contact bearings (body frame, rad)."""
         robot = self.robot
-        touching = dist <= robot.body_radius + robot.bumper_travel
-        if not touching.any():
-            return
-        px, py = point
-        bearing = np.arctan2(nearest[:, 1] - py, nearest[:, 0] - px) - self.yaw[ids]
-        bearing = (bearing + math.pi) % (2 * math.pi) - math.pi
+        bearing = wrap_angle(bearing)
         # The switches' sectors overlap in front: a head-on hit closes both.
-        left = touching & (bearing >= -robot.bumper_overlap) & (bearing <= robot.bumper_half_angle)
-        right = touching & (bearing <= robot.bumper_overlap) & (bearing >= -robot.bumper_half_angle)
+        left = (bearing >= -robot.bumper_overlap) & (bearing <= robot.bumper_half_angle)
+        right = (bearing <= robot.bumper_overlap) & (bearing >= -robot.bumper_half_angle)
         until = now + robot.bumper_hold
-        self.bumper_until[ids[left], LEFT] = until
-        self.bumper_until[ids[right], RIGHT] = until
+        self.bumper_until[robots[left], LEFT] = until
+        self.bumper_until[robots[right], RIGHT] = until
 
     # --- sensors ------------------------------------------------------------------------
 
     def _ranger_distances(self) -> tuple[Array, Array]:
         """Nearest echo (m) of the ultrasonic cone and of the IR cone, per robot."""
-        c, s = np.cos(self.yaw)[:, None], np.sin(self.yaw)[:, None]
-        ox = self.x[:, None] + c * self._ray_x - s * self._ray_y
-        oy = self.y[:, None] + s * self._ray_x + c * self._ray_y
-        angle = self.yaw[:, None] + self._ray_angle
-        hits = self.geometry.cast(ox, oy, np.cos(angle), np.sin(angle), 2.5)
+        hits = self.physics.cast(self._rays, RAY_RANGE)
         split = self._ultrasonic_rays
         return hits[:, :split].min(axis=1), hits[:, split:].min(axis=1)
 

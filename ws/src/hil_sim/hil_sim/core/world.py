@@ -16,8 +16,16 @@ its broad face toward the centre. Worlds load from YAML::
     boxes: [{x: 1.2, y: -1.0, width: 0.3, depth: 0.2, yaw: 0.0}]
     boards:
       push_threshold: 0.05                    # m/s
-      ring: {count: 6, radius: 0.6, width: 0.1, thickness: 0.02, height: 0.3}
+      ring: {count: 6, radius: 0.6, width: 0.1, thickness: 0.02, height: 0.3, mass: 0.2}
       items: [{x: 1.0, y: 0.0, yaw: 0.0, width: 0.1, thickness: 0.02, height: 0.3}]
+    floor: {friction: 1.0}                    # sliding friction coefficient
+    mjcf: arena.xml                           # optional: an MJCF world (physics mujoco)
+
+A 3-D engine (physics ``mujoco``) also reads ``mass`` (kg) of the boards and the
+floor's ``friction``; walls and boxes are :data:`WALL_HEIGHT` and :data:`BOX_HEIGHT`
+tall. With ``mjcf`` (a path relative to the YAML) that MJCF file is the physical
+world instead of the walls, boxes and boards here, which must then be left out;
+``arena``, ``start`` and ``light`` still come from the YAML.
 
 A bad file raises :class:`~hil_sim.errors.HilSimError` naming the file and the key.
 """
@@ -36,6 +44,11 @@ import yaml
 from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
+
+
+#: Heights (m) of the arena walls and of boxes, for 3-D engines and pictures.
+WALL_HEIGHT = 0.2
+BOX_HEIGHT = 0.2
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,7 @@ class Board:
     width: float = 0.1
     thickness: float = 0.02
     height: float = 0.3
+    mass: float = 0.2  # kg: light wood (0.1 x 0.3 x 0.02 m at 330 kg/m^3)
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,9 @@ class WorldConfig:
     boxes: tuple[Box, ...] = ()
     boards: tuple[Board, ...] = ()
     push_threshold: float = 0.05
+    floor_friction: float = 1.0
+    #: An MJCF world file (absolute) replacing walls, boxes and boards; empty: none.
+    mjcf: str = ""
 
 
 def ring_of_boards(
@@ -100,6 +117,7 @@ def ring_of_boards(
     width: float = 0.1,
     thickness: float = 0.02,
     height: float = 0.3,
+    mass: float = 0.2,
 ) -> tuple[Board, ...]:
     """``count`` boards evenly on a circle, broad faces toward its centre."""
     boards = []
@@ -107,7 +125,7 @@ def ring_of_boards(
         angle = 2 * math.pi * k / count
         x = centre.x + radius * math.cos(angle)
         y = centre.y + radius * math.sin(angle)
-        boards.append(Board(x, y, math.atan2(centre.y - y, centre.x - x), width, thickness, height))
+        boards.append(Board(x, y, math.atan2(centre.y - y, centre.x - x), width, thickness, height, mass))
     return tuple(boards)
 
 
@@ -255,13 +273,25 @@ def _mapping(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
     return data
 
 
+def _physical(top: dict[str, Any], source: str, *, has_objects: bool) -> tuple[float, str]:
+    """What only a 3-D engine reads: the floor's friction and an MJCF world file."""
+    floor = _mapping(top.get("floor"), f"{source}: floor", {"friction"})
+    friction = _number(floor, "friction", f"{source}: floor", default=1.0, positive=True)
+    mjcf = top.get("mjcf") or ""
+    if not isinstance(mjcf, str):
+        raise HilSimError(f"{source}: mjcf: {mjcf!r:.40} is not a file name")
+    if mjcf and has_objects:
+        raise HilSimError(f"{source}: mjcf: an MJCF world brings its own boxes and boards; leave them out")
+    return friction, str(Path(source).parent / mjcf) if mjcf else ""
+
+
 def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
     """Validate a world description (see the module docstring).
 
     Raises:
         HilSimError: naming ``source`` and the bad key, e.g. ``world.yaml: boards.ring.count``.
     """
-    top = _mapping(data, source, {"arena", "start", "light", "boxes", "boards"})
+    top = _mapping(data, source, {"arena", "start", "light", "boxes", "boards", "floor", "mjcf"})
     arena = _mapping(top.get("arena"), f"{source}: arena", {"width", "height"})
     width = _number(arena, "width", f"{source}: arena", default=4.0, positive=True)
     height = _number(arena, "height", f"{source}: arena", default=4.0, positive=True)
@@ -294,7 +324,9 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
     boards: list[Board] = []
     if board_data.get("ring") is not None:
         where = f"{source}: boards.ring"
-        ring = _mapping(board_data["ring"], where, {"count", "radius", "width", "thickness", "height"})
+        ring = _mapping(
+            board_data["ring"], where, {"count", "radius", "width", "thickness", "height", "mass"}
+        )
         count = ring.get("count")
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise HilSimError(f"{where}.count: {count!r} is not a positive integer")
@@ -305,13 +337,14 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
             width=_number(ring, "width", where, default=0.1, positive=True),
             thickness=_number(ring, "thickness", where, default=0.02, positive=True),
             height=_number(ring, "height", where, default=0.3, positive=True),
+            mass=_number(ring, "mass", where, default=0.2, positive=True),
         )
     items = board_data.get("items") or []
     if not isinstance(items, list):
         raise HilSimError(f"{source}: boards.items: expected a list")
     for index, raw in enumerate(items):
         where = f"{source}: boards.items[{index}]"
-        item = _mapping(raw, where, {"x", "y", "yaw", "width", "thickness", "height"})
+        item = _mapping(raw, where, {"x", "y", "yaw", "width", "thickness", "height", "mass"})
         boards.append(
             Board(
                 _number(item, "x", where),
@@ -320,12 +353,14 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
                 _number(item, "width", where, default=0.1, positive=True),
                 _number(item, "thickness", where, default=0.02, positive=True),
                 _number(item, "height", where, default=0.3, positive=True),
+                _number(item, "mass", where, default=0.2, positive=True),
             )
         )
+    friction, mjcf = _physical(top, source, has_objects=bool(boxes or boards))
     for name, thing in (("start", start), ("light", light)):
         if abs(thing.x) >= width / 2 or abs(thing.y) >= height / 2:
             raise HilSimError(f"{source}: {name}: ({thing.x:g}, {thing.y:g}) is outside the arena")
-    return WorldConfig(width, height, start, light, tuple(boxes), tuple(boards), threshold)
+    return WorldConfig(width, height, start, light, tuple(boxes), tuple(boards), threshold, friction, mjcf)
 
 
 def load_world(path: str | Path) -> WorldConfig:

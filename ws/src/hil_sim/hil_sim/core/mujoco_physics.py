@@ -1,0 +1,466 @@
+"""Physics backend ``mujoco``: the robots and the world in MuJoCo.
+
+The model is put together with MuJoCo's own parsers and ``MjSpec``:
+
+* the robot from its URDF (hil_bringup's ``urdf/hil_robot.urdf``: collision shapes,
+  masses and inertias, wheel joints; one source for the robot's geometry and mass),
+  once per robot on a free joint; the wheels' joints carry the motors' rotor inertia,
+  viscous and Coulomb friction reflected through the gearbox (``armature``,
+  ``damping``, ``frictionloss``), and a motor actuator each;
+* the world from the world YAML (:mod:`hil_sim.core.world`): a floor with the world's
+  friction, the arena walls and boxes as static boxes, every board a free body with
+  its mass and the inertia of its box, standing on its short edge; or the user's MJCF
+  world (``mjcf`` in the world YAML), whose free bodies named ``board*`` are the boards.
+  Boards are thin: the robot's body hits them, its wheels and caster pass a fallen one
+  (:data:`BOARD_CONAFFINITY`).
+
+Per physics step the motors' electrical equation (:meth:`MotorBank.step_current`, at
+the wheel speed MuJoCo gives) yields the current, ``gear * kt * current`` is the
+torque on the wheel joint, and ``mj_step`` does the rest: wheel-floor friction, the
+caster, the robot's mass, contacts with walls, boxes and boards, boards toppling.
+Bumpers: the body disc finds contacts ``bumper_travel`` before it touches (a contact
+``gap``: found, not yet acting), and every step those contacts are reported with their
+bearing. A board counts as down once tilted past :data:`BOARD_DOWN_TILT`.
+Range sensors: ``mj_multiRay`` from each ranger's mount, in the body frame, seeing
+everything but the robots. MuJoCo has no randomness of its own: a run is a function
+of its inputs, and the sensors' noise comes seeded from the simulation as with
+``native``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import mujoco  # type: ignore[import-untyped]
+import numpy as np
+
+from hil_bridge.core.paths import share_dir
+from hil_sim.core.motor import MotorBank
+from hil_sim.core.physics import Array, BoolArray, IndexArray, Rays, Touch
+from hil_sim.core.world import BOX_HEIGHT, WALL_HEIGHT, Board, Pose, WorldConfig
+from hil_sim.errors import HilSimError
+
+if TYPE_CHECKING:
+    from hil_sim.core.simulation import RobotParams
+
+#: A board tilted further than this (rad) from upright is down.
+BOARD_DOWN_TILT = math.radians(60.0)
+#: Robot geoms are in this geom group, which the range sensors' rays skip.
+ROBOT_GROUP = 3
+#: Collision bits (MuJoCo: two geoms collide if either's contype meets the other's
+#: conaffinity). The static world is 1. Robots collide with the world, not with each
+#: other (ghosts, as in native). Boards are thin: the robot's body hits them, its wheels
+#: and caster roll over a fallen one (native lets a robot pass a fallen board as well).
+WORLD_BIT, WHEEL_BIT, BOARD_BIT, BODY_BIT = 1, 2, 4, 8
+BOARD_CONTYPE, BOARD_CONAFFINITY = BOARD_BIT, WORLD_BIT | BOARD_BIT | BODY_BIT
+#: Contacts of a robot's bumper that MuJoCo's contact sensor reports each step (nearest first).
+BUMPER_CONTACTS = 4
+#: Contact sensor data per contact: found, dist, pos (x, y, z).
+_FOUND_DIST_POS = (
+    (1 << int(mujoco.mjtConDataField.mjCONDATA_FOUND))
+    | (1 << int(mujoco.mjtConDataField.mjCONDATA_DIST))
+    | (1 << int(mujoco.mjtConDataField.mjCONDATA_POS))
+)
+_SLOT = 5
+#: Contacts this low (m) are with the floor (a tipped robot's disc), which no bumper feels.
+FLOOR_CONTACT_Z = 0.01
+#: The ball caster's sliding friction (it rolls).
+CASTER_FRICTION = 0.002
+WALL_THICKNESS = 0.02
+#: The links of the robot's URDF the backend needs.
+BASE, WHEELS, CASTER = "base_link", ("left_wheel", "right_wheel"), "caster"
+
+
+def default_urdf() -> Path:
+    """hil_bringup's robot URDF (the robot_description of every run).
+
+    Raises:
+        HilSimError: hil_bringup is not installed.
+    """
+    try:
+        return share_dir("hil_bringup") / "urdf" / "hil_robot.urdf"
+    except Exception as exc:  # whatever the lookup raises, say what is missing
+        raise HilSimError(f"physics mujoco needs the robot URDF: hil_bringup not found ({exc})") from exc
+
+
+def _load(path: str | Path, what: str) -> Any:
+    """An MjSpec from a URDF or MJCF file; MuJoCo's message names the element and line."""
+    if not Path(path).is_file():
+        raise HilSimError(f"{path}: no such {what} file")
+    try:
+        return mujoco.MjSpec.from_file(str(path))
+    except ValueError as exc:
+        raise HilSimError(f"{path}: bad {what}: {' '.join(str(exc).split())}") from exc
+
+
+def _compile(spec: Any, sources: str) -> Any:
+    try:
+        return spec.compile()
+    except ValueError as exc:
+        raise HilSimError(f"{sources}: MuJoCo cannot build the model: {' '.join(str(exc).split())}") from exc
+
+
+def _yaw_quat(yaw: float) -> list[float]:
+    return [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+
+
+def _round_tyre(geom: Any) -> None:
+    """A wheel cylinder as the ellipsoid of its radius and width: a round tyre.
+
+    A flat cylinder meets the floor along a line, and MuJoCo takes its two rim edges,
+    which in a turn roll on circles of different radii: one must slip, and the wheel
+    chatters off the floor. A tyre touches at its centre line, as a real one does.
+    """
+    if geom.type == mujoco.mjtGeom.mjGEOM_CYLINDER:
+        radius, half_width = float(geom.size[0]), float(geom.size[1])
+        geom.type = mujoco.mjtGeom.mjGEOM_ELLIPSOID
+        geom.size = [radius, radius, half_width]
+
+
+def world_spec(world: WorldConfig, dt: float) -> Any:
+    """The MJCF world of a world YAML: floor, walls, boxes, boards (free bodies)."""
+    spec = mujoco.MjSpec()
+    spec.modelname = "hil_world"
+    body = spec.worldbody
+    half_w, half_h = world.width / 2, world.height / 2
+    body.add_geom(
+        name="floor",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[half_w + WALL_THICKNESS, half_h + WALL_THICKNESS, 0.1],
+        friction=[world.floor_friction, 0.005, 0.0001],
+    )
+    t = WALL_THICKNESS / 2
+    for name, pos, size in (
+        ("wall_north", [0.0, half_h + t, WALL_HEIGHT / 2], [half_w + 2 * t, t, WALL_HEIGHT / 2]),
+        ("wall_south", [0.0, -half_h - t, WALL_HEIGHT / 2], [half_w + 2 * t, t, WALL_HEIGHT / 2]),
+        ("wall_east", [half_w + t, 0.0, WALL_HEIGHT / 2], [t, half_h, WALL_HEIGHT / 2]),
+        ("wall_west", [-half_w - t, 0.0, WALL_HEIGHT / 2], [t, half_h, WALL_HEIGHT / 2]),
+    ):
+        body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_BOX, pos=pos, size=size)
+    for index, box in enumerate(world.boxes):
+        body.add_geom(
+            name=f"box_{index}",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            pos=[box.x, box.y, BOX_HEIGHT / 2],
+            quat=_yaw_quat(box.yaw),
+            size=[box.width / 2, box.depth / 2, BOX_HEIGHT / 2],
+        )
+    for index, board in enumerate(world.boards):
+        # The broad face points along yaw: the board is thin along it.
+        item = body.add_body(
+            name=f"board_{index}", pos=[board.x, board.y, board.height / 2], quat=_yaw_quat(board.yaw)
+        )
+        item.add_freejoint()
+        item.add_geom(
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            size=[board.thickness / 2, board.width / 2, board.height / 2],
+            mass=board.mass,
+            contype=BOARD_CONTYPE,
+            conaffinity=BOARD_CONAFFINITY,
+        )
+    spec.option.timestep = dt
+    return spec
+
+
+def _boards_of_mjcf(model: Any, data: Any, source: str) -> tuple[list[int], tuple[Board, ...]]:
+    """Body ids and :class:`Board` descriptions of an MJCF world's free bodies named ``board*``."""
+    ids, boards = [], []
+    for body in range(1, model.nbody):
+        name = model.body(body).name
+        if not name.startswith("board"):
+            continue
+        geoms = [g for g in range(model.ngeom) if model.geom_bodyid[g] == body]
+        if len(geoms) != 1 or model.geom_type[geoms[0]] != mujoco.mjtGeom.mjGEOM_BOX:
+            raise HilSimError(f"{source}: body {name!r}: a board needs exactly one box geom")
+        half = model.geom_size[geoms[0]]
+        matrix = data.xmat[body].reshape(3, 3)
+        ids.append(body)
+        boards.append(
+            Board(
+                float(data.xpos[body, 0]),
+                float(data.xpos[body, 1]),
+                math.atan2(matrix[1, 0], matrix[0, 0]),
+                width=2 * float(half[1]),
+                thickness=2 * float(half[0]),
+                height=2 * float(half[2]),
+                mass=float(model.body_mass[body]),
+            )
+        )
+    return ids, tuple(boards)
+
+
+class MujocoBoards:
+    """Which boards stand, from their tilt; a board once down stays down until a reset."""
+
+    def __init__(self, count: int) -> None:
+        self._standing = np.ones(count, dtype=bool)
+
+    @property
+    def standing(self) -> BoolArray:
+        """(B,) True while a board stands."""
+        return self._standing
+
+    @property
+    def boards_down(self) -> int:
+        """How many boards are down."""
+        return int((~self._standing).sum())
+
+    def reset(self) -> None:
+        """Every board up again (the model's reset stands them up)."""
+        self._standing[:] = True
+
+
+class MujocoPhysics:
+    """N robots from their URDF in a MuJoCo world (see the module docstring)."""
+
+    name = "mujoco"
+
+    def __init__(
+        self,
+        world: WorldConfig,
+        robot: RobotParams,
+        *,
+        starts: list[Pose],
+        dt: float,
+        urdf: str | Path | None = None,
+    ) -> None:
+        self.robot = robot
+        self.starts = starts
+        self.dt = dt
+        self.count = n = len(starts)
+        urdf = Path(urdf) if urdf else default_urdf()
+        if world.mjcf:
+            spec = _load(world.mjcf, "MJCF world")
+            spec.option.timestep = dt
+            for body in spec.bodies:
+                if body.name.startswith("board"):
+                    joints = list(body.joints)
+                    if len(joints) != 1 or joints[0].type != mujoco.mjtJoint.mjJNT_FREE:
+                        raise HilSimError(
+                            f"{world.mjcf}: body {body.name!r}: a board needs one free joint (<freejoint/>)"
+                        )
+                    for geom in body.geoms:
+                        geom.contype, geom.conaffinity = BOARD_CONTYPE, BOARD_CONAFFINITY
+            if not any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in spec.geoms):
+                raise HilSimError(
+                    f"{world.mjcf}: worldbody: no floor (a plane geom) for the robots to stand on"
+                )
+            sources = f"{world.mjcf} with {urdf}"
+        else:
+            spec = world_spec(world, dt)
+            sources = str(urdf)
+        spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+        # Bodies at rest (standing boards, fallen ones) sleep until something touches
+        # them: six standing boards otherwise cost three times the robot's step.
+        spec.option.enableflags |= mujoco.mjtEnableBit.mjENBL_SLEEP
+        spec.compiler.fusestatic = True
+        for geom in spec.geoms:
+            if geom.type == mujoco.mjtGeom.mjGEOM_PLANE:
+                geom.priority = 1  # the floor's friction, whatever the wheels say
+        robot_spec = _load(urdf, "robot URDF")
+        self._attach_robots(spec, robot_spec, urdf)
+        self.model = _compile(spec, sources)
+        self.data = mujoco.MjData(self.model)
+        mujoco.mj_forward(self.model, self.data)
+        self._index(n, urdf)
+        if world.mjcf:
+            self._board_ids, boards = _boards_of_mjcf(self.model, self.data, world.mjcf)
+            world = replace(world, boards=boards)
+        else:
+            self._board_ids = [self.model.body(f"board_{k}").id for k in range(len(world.boards))]
+        self.world = world
+        self.boards = MujocoBoards(len(self._board_ids))
+        # Each board's local axis that points up as it stands.
+        rotations = self.data.xmat[self._board_ids].reshape(-1, 3, 3)
+        self._board_up = rotations[:, 2, :]  # R^T e_z
+        self._torque_gain = robot.motor.gear_ratio * robot.motor.kt
+        self._ray_groups: dict[int, list[tuple[Array, Array, IndexArray]]] = {}
+        self.reset()
+
+    # --- building -------------------------------------------------------------------
+
+    def _attach_robots(self, spec: Any, robot_spec: Any, urdf: Path) -> None:
+        """One copy of the URDF's robot per start pose, on a free joint, with its motors."""
+        for link in (BASE, *WHEELS, CASTER):
+            found = robot_spec.body(link)
+            if found is None or not list(found.geoms):
+                raise HilSimError(f"{urdf}: link {link!r}: missing, or without a <collision> shape")
+        motor, gear = self.robot.motor, self.robot.motor.gear_ratio
+        for index, start in enumerate(self.starts):
+            prefix = f"robot_{index}/"
+            frame = spec.worldbody.add_frame(pos=[start.x, start.y, 0.0], quat=_yaw_quat(start.yaw))
+            # Attaching moves the body out of its spec: each robot gets a copy.
+            base = frame.attach_body(robot_spec.copy().body(BASE), prefix, "")
+            base.add_freejoint(name=f"{prefix}free")
+            base.sleep = mujoco.mjtSleepPolicy.mjSLEEP_NEVER  # its motors may start at any step
+            for body in [base, *base.find_all(mujoco.mjtObj.mjOBJ_BODY)]:
+                for geom in body.geoms:
+                    geom.group = ROBOT_GROUP
+                    geom.contype, geom.conaffinity = WHEEL_BIT, WORLD_BIT
+            # The bumper is the base link's (first) collision shape: its contacts are
+            # found bumper_travel before the body touches, but only act on contact, and
+            # a contact sensor hands the nearest ones over without a look at the rest.
+            bumper = next(iter(base.geoms))
+            bumper.name = f"{prefix}bumper"
+            bumper.margin, bumper.gap = 0.0, self.robot.bumper_travel  # found within margin + gap
+            bumper.contype = BODY_BIT
+            sensor = spec.add_sensor(
+                name=f"{prefix}bumper",
+                type=mujoco.mjtSensor.mjSENS_CONTACT,
+                objtype=mujoco.mjtObj.mjOBJ_GEOM,
+                objname=bumper.name,
+            )
+            sensor.intprm = [_FOUND_DIST_POS, 1, BUMPER_CONTACTS]  # nearest first
+            caster = spec.body(f"{prefix}{CASTER}")
+            for geom in caster.geoms:
+                geom.priority = 2
+                geom.friction = [CASTER_FRICTION, 0.0, 0.0]
+            for side in WHEELS:
+                for geom in spec.body(f"{prefix}{side}").geoms:
+                    _round_tyre(geom)
+                joints = list(spec.body(f"{prefix}{side}").joints)
+                if len(joints) != 1 or joints[0].type != mujoco.mjtJoint.mjJNT_HINGE:
+                    raise HilSimError(f"{urdf}: link {side!r}: needs one continuous joint to {BASE}")
+                joint = joints[0]
+                joint.armature = motor.rotor_inertia * gear**2
+                joint.damping = [motor.viscous * gear**2, 0.0, 0.0]  # linear viscous term only
+                joint.frictionloss = motor.coulomb * gear
+                spec.add_actuator(
+                    name=f"{prefix}{side}_motor",
+                    target=joint.name,
+                    trntype=mujoco.mjtTrn.mjTRN_JOINT,
+                    ctrllimited=0,
+                )
+
+    def _index(self, n: int, urdf: Path) -> None:
+        """Addresses of the robots' state in qpos/qvel/ctrl, and which geoms are bumpers."""
+        m = self.model
+        self._base = np.array([m.body(f"robot_{i}/{BASE}").id for i in range(n)])
+        free = [m.joint(f"robot_{i}/free") for i in range(n)]
+        self._qpos = np.array([m.jnt_qposadr[j.id] for j in free])
+        self._qvel = np.array([m.jnt_dofadr[j.id] for j in free])
+        wheel_joints = [[m.body(f"robot_{i}/{side}").jntadr[0] for side in WHEELS] for i in range(n)]
+        self._wheel_qpos = m.jnt_qposadr[np.array(wheel_joints)]
+        self._wheel_qvel = m.jnt_dofadr[np.array(wheel_joints)]
+        self._ctrl = np.array(
+            [[m.actuator(f"robot_{i}/{side}_motor").id for side in WHEELS] for i in range(n)]
+        )
+        self._bumper = np.array([m.sensor_adr[m.sensor(f"robot_{i}/bumper").id] for i in range(n)])
+        self._geomgroup = np.ones(6, dtype=np.uint8)
+        self._geomgroup[ROBOT_GROUP] = 0
+
+    # --- state ----------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Robots at their starts at rest, motors off, boards standing."""
+        mujoco.mj_resetData(self.model, self.data)
+        mujoco.mj_forward(self.model, self.data)
+        self.motors = MotorBank(self.robot.motor, (self.count, 2), dt=self.dt)
+        self.boards.reset()
+        self._read_state()
+
+    def teleport(self, index: int, pose: Pose) -> None:
+        """Robot ``index`` at ``pose`` on the floor, at rest."""
+        d = self.data
+        q, v = self._qpos[index], self._qvel[index]
+        d.qpos[q : q + 7] = [pose.x, pose.y, 0.0, *_yaw_quat(pose.yaw)]
+        d.qvel[v : v + 6] = 0.0
+        d.qvel[self._wheel_qvel[index]] = 0.0
+        self.motors.speed[index] = 0.0
+        self.motors.current[index] = 0.0
+        mujoco.mj_forward(self.model, d)
+        self._read_state()
+
+    def _read_state(self) -> None:
+        d = self.data
+        pos = d.qpos[self._qpos[:, None] + np.arange(7)]
+        w, qx, qy, qz = pos[:, 3], pos[:, 4], pos[:, 5], pos[:, 6]
+        self.x, self.y = pos[:, 0].copy(), pos[:, 1].copy()
+        self.yaw = np.arctan2(2 * (w * qz + qx * qy), 1 - 2 * (qy * qy + qz * qz))
+        vel = d.qvel[self._qvel[:, None] + np.arange(6)]
+        self.v = vel[:, 0] * np.cos(self.yaw) + vel[:, 1] * np.sin(self.yaw)
+        self.w = vel[:, 5].copy()  # about the body's z, which stays (nearly) upright
+        self.wheel_angle = d.qpos[self._wheel_qpos]
+        self.motors.speed = d.qvel[self._wheel_qvel] * self.robot.motor.gear_ratio
+        if self._board_ids:
+            rotations = d.xmat[self._board_ids].reshape(-1, 3, 3)
+            up = np.einsum("bij,bj->bi", rotations, self._board_up)[:, 2]
+            self.boards.standing[up < math.cos(BOARD_DOWN_TILT)] = False
+
+    # --- stepping ---------------------------------------------------------------------
+
+    def advance(self, steps: int, voltage: Array, closed: BoolArray, start: float, touch: Touch) -> None:
+        """``steps`` MuJoCo steps, the motors' torques from their electrical model each step."""
+        m, d, motors = self.model, self.data, self.motors
+        gear, gain = self.robot.motor.gear_ratio, self._torque_gain
+        ctrl, wheel_qvel, found = self._ctrl, self._wheel_qvel, self._bumper
+        # The electrical step at the wheel speed MuJoCo has now; its coefficients hold for
+        # the block (the voltages do), and the speed goes in at the wheel.
+        a, b, c = motors.current_map(voltage, closed)
+        c = c * gear
+        current = motors.current
+        for step in range(steps):
+            current = a * current + b - c * d.qvel[wheel_qvel]
+            d.ctrl[ctrl] = current * gain
+            mujoco.mj_step(m, d)
+            if d.sensordata[found].any():
+                self._touched(start + (step + 1) * self.dt, touch)
+        motors.current = current
+        self._read_state()
+
+    def _touched(self, now: float, touch: Touch) -> None:
+        """Report the bumpers' contacts within ``bumper_travel`` (the floor's aside)."""
+        d, travel = self.data, self.robot.bumper_travel
+        robots, bearings = [], []
+        for robot, adr in enumerate(self._bumper):
+            base = self._base[robot]
+            heading = math.atan2(d.xmat[base, 3], d.xmat[base, 0])
+            for slot in range(min(int(d.sensordata[adr]), BUMPER_CONTACTS)):
+                _, dist, x, y, z = d.sensordata[adr + slot * _SLOT : adr + (slot + 1) * _SLOT]
+                if dist <= travel and z >= FLOOR_CONTACT_Z:
+                    robots.append(robot)
+                    bearings.append(math.atan2(y - d.xpos[base, 1], x - d.xpos[base, 0]) - heading)
+        if robots:
+            touch(np.array(robots, dtype=np.intp), np.array(bearings), now)
+
+    # --- sensors --------------------------------------------------------------------------
+
+    def cast(self, rays: Rays, max_range: float) -> Array:
+        """(N, R) distances along the body-frame rays, by ``mj_multiRay`` from each mount."""
+        groups = self._ray_groups.get(id(rays))
+        if groups is None:
+            groups = []
+            origins = np.stack([rays.x, rays.y, rays.z], axis=1)
+            for origin in np.unique(origins, axis=0):
+                members = np.flatnonzero((origins == origin).all(axis=1))
+                angle = rays.angle[members]
+                directions = np.stack([np.cos(angle), np.sin(angle), np.zeros_like(angle)], axis=1)
+                groups.append((origin, directions, members))
+            self._ray_groups[id(rays)] = groups
+        m, d = self.model, self.data
+        hits = np.full((self.count, len(rays.x)), max_range)
+        for robot, body in enumerate(self._base):
+            rotation = d.xmat[body].reshape(3, 3)
+            for origin, directions, members in groups:
+                count = len(members)
+                geomid = np.zeros(count, dtype=np.int32)
+                dist = np.zeros(count)
+                mujoco.mj_multiRay(
+                    m,
+                    d,
+                    d.xpos[body] + rotation @ origin,
+                    (directions @ rotation.T).ravel(),
+                    self._geomgroup,
+                    1,
+                    body,
+                    geomid,
+                    dist,
+                    None,
+                    count,
+                    max_range,
+                )
+                hits[robot, members] = np.where(dist < 0, max_range, np.minimum(dist, max_range))
+        return hits
