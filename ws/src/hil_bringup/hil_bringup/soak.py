@@ -59,7 +59,7 @@ def link_fault_report(runner: GraphRunner) -> dict[str, Any] | None:
     if not runner.proxies:
         return None
     receivers = receiver_counts(runner)
-    return fault_report(runner.proxies, receivers, checked=runner.options.checked)
+    return fault_report(runner.proxies, receivers, checked=runner.options.checked, lockstep=runner.lockstep)
 
 
 def _lockstep(options: GraphOptions) -> GraphOptions:

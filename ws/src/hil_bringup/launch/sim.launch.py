@@ -2,11 +2,14 @@
 
     ros2 launch hil_bringup sim.launch.py
     ros2 launch hil_bringup sim.launch.py rtf:=0.0 use_sim_time:=true record:=/tmp/run1 rviz:=true
+    ros2 launch hil_bringup sim.launch.py checked:=true faults:=true fault_drop:=0.01 fault_corrupt:=0.01
 
 The node list and parameters come from hil_bringup's graph description, the same one
 the one-process runner (``make sim``) uses. The ptys' links are in
 ``/tmp/hil/domain<ROS_DOMAIN_ID>/<namespace>/`` (or ``link_dir:=...``): a second launch
 in the same domain and namespace stops with an error naming the process that holds them.
+With ``faults:=true`` a ``hil_link_proxy`` sits in front of each link (its own pty,
+``mcu_command_faulty`` and ``signal_link_faulty``) and the loop and the bridge open those.
 """
 
 from launch import LaunchDescription
