@@ -164,9 +164,18 @@ def test_torques_follow_the_pins_and_signals_follow_gazebos_sensors(spawn: Any, 
         clock["t"] = t + 0.02  # every odometry a new sensor period: a fresh sample
         out["odom"].publish(odometry(t + 0.01, 0.0, 0.0, 0.0))
         latest = probe.latest("hil/signals/from_sim")
-        return latest is not None and abs(signal_values(latest)[("ultrasonic", "distance")] - 50.0) < 2.0
+        if latest is None:
+            return False
+        # Every Gazebo message has reached the adapter once a sample shows them all.
+        values = signal_values(latest)
+        return (
+            abs(values[("ultrasonic", "distance")] - 50.0) < 2.0
+            and abs(values[("compass", "heading")] - 90.0) < 5.0
+            and values[("bumper_left", "pressed")] == 1.0
+            and values[("ir", "voltage")] > float(IR.voltage(np.array(100.0)))
+        )
 
-    probe.wait_for(sensed, timeout=10.0, what="the ultrasonic's 50 cm on hil/signals/from_sim")
+    probe.wait_for(sensed, timeout=10.0, what="Gazebo's ranges, bumper and field on hil/signals/from_sim")
     latest = probe.latest("hil/signals/from_sim")
     values = signal_values(latest)
     assert [(s.device, s.name) for s in latest.signals] == [
