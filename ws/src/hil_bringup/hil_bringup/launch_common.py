@@ -124,8 +124,12 @@ def ros_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in parameters.items() if value != []}
 
 
-def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any]:
-    """The nodes of the run, for an OpaqueFunction."""
+def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwargs: Any) -> list[Any]:
+    """The nodes of the run, for an OpaqueFunction.
+
+    ``graph(options, value)`` (OpaqueFunction ``kwargs``) replaces :func:`describe`, with
+    ``value(name)`` the evaluated launch argument: gazebo.launch.py's Gazebo graph.
+    """
 
     def value(name: str) -> str:
         return LaunchConfiguration(name).perform(context)
@@ -162,7 +166,7 @@ def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any
         record=value("record"),
         firmware=value("firmware"),
     )
-    nodes, processes = describe(options)
+    nodes, processes = graph(options, value) if graph is not None else describe(options)
     actions: list[Any] = []
     if options.mcu in MCU_NODES or options.faults:
         actions.append(LogInfo(msg=f"hil_bringup: pty links in {options.link_folder}"))
@@ -178,10 +182,12 @@ def graph_actions(context: LaunchContext, *args: Any, **kwargs: Any) -> list[Any
         for node in nodes
     ]
     # Helper processes are installed (like every node) in lib/<package>/, which is not
-    # on PATH: found as ``ros2 run`` finds them.
+    # on PATH: found as ``ros2 run`` finds them; one of no package (gz) is on PATH.
     actions += [
         ExecuteProcess(
-            cmd=[ExecutableInPackage(p.executable, p.package), *p.arguments], name=p.name, output="screen"
+            cmd=[ExecutableInPackage(p.executable, p.package) if p.package else p.executable, *p.arguments],
+            name=p.name,
+            output="screen",
         )
         for p in processes
     ]
