@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hil_bridge.core.arg_types import finite, integer
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
+from hil_bridge.core.pty_link import same_path
 from hil_bridge.core.shutdown import shutdown_signals
 from hil_bridge.errors import HilBridgeError
 
@@ -33,16 +35,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hil_link_proxy", description=__doc__)
     parser.add_argument("--upstream", required=True, help="port to connect to (device or pty path)")
     parser.add_argument("--link", required=True, help="path of the faulty port to create (symlink)")
-    parser.add_argument("--upstream-baud", type=int, default=115200, help="baud rate to open upstream with")
-    parser.add_argument("--baud", type=int, default=None, help="emulate this line speed (10 bits per byte)")
+    parser.add_argument(
+        "--upstream-baud", type=integer(minimum=1), default=115200, help="baud rate to open upstream with"
+    )
+    parser.add_argument(
+        "--baud", type=integer(minimum=1), default=None, help="emulate this line speed (10 bits per byte)"
+    )
     parser.add_argument("--drop", type=float, default=0.0, help="probability a byte is lost")
     parser.add_argument("--corrupt", type=float, default=0.0, help="probability a byte gets one bit flipped")
     parser.add_argument("--duplicate", type=float, default=0.0, help="probability a byte arrives twice")
     parser.add_argument("--delay", type=float, default=0.0, help="probability a byte is held back")
-    parser.add_argument("--delay-ms", type=float, default=10.0, help="how long a held-back byte waits")
+    parser.add_argument(
+        "--delay-ms", type=finite(minimum=0.0), default=10.0, help="how long a held-back byte waits"
+    )
     parser.add_argument("--seed", type=int, default=None, help="random seed for reproducible faults")
-    parser.add_argument("--report", type=float, default=5.0, help="seconds between statistics lines")
+    parser.add_argument(
+        "--report", type=finite(above=0.0), default=5.0, help="seconds between statistics lines (> 0)"
+    )
     args = parser.parse_args(argv)
+    if same_path(args.link, args.upstream):
+        parser.error(f"--link and --upstream are the same path {args.link}: the proxy would serve itself")
     try:
         model = FaultModel(
             drop=args.drop,

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from hil_bridge.core.arg_types import finite, integer
 from hil_bridge.core.leftovers import remove_dead_dds_segments
 from hil_bridge.core.shutdown import ShutdownSignals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
@@ -57,13 +59,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         prog="hil_sim_runner", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--duration", type=float, default=0.0, help="simulated seconds to run (0: until Ctrl-C)"
+        "--duration",
+        type=finite(minimum=0.0),
+        default=0.0,
+        help="simulated seconds to run (0: until Ctrl-C)",
     )
     parser.add_argument(
-        "--rtf", type=float, default=1.0, help="real-time factor; 0 = as fast as possible (lockstep)"
+        "--rtf",
+        type=finite(minimum=0.0),
+        default=1.0,
+        help="real-time factor; 0 = as fast as possible (lockstep)",
     )
     parser.add_argument(
-        "--robots", type=int, default=1, help="number of robots (the HIL chain drives robot 0)"
+        "--robots", type=integer(minimum=1), default=1, help="number of robots (the HIL chain drives robot 0)"
     )
     parser.add_argument(
         "--behaviour", default="boards", choices=BEHAVIOURS, help="AUTO behaviour ('' = MANUAL)"
@@ -107,7 +115,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="probability a byte gets a bit flipped on the links (implies --faults)",
     )
     parser.add_argument(
-        "--until-boards-down", type=int, default=0, help="stop once this many boards are down"
+        "--until-boards-down", type=integer(minimum=0), default=0, help="stop once this many boards are down"
     )
     parser.add_argument(
         "--until-done",
@@ -180,6 +188,20 @@ def render(status: dict[str, Any]) -> Any:
     return table
 
 
+def check_report_folder(folder: Path) -> None:
+    """Make ``folder`` (and its parents) and check a file can be written in it.
+
+    Raises:
+        HilBringupError: naming the folder and why not.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise HilBringupError(f"report folder {folder}: cannot write there: {exc.strerror or exc}") from exc
+
+
 def run(
     args: argparse.Namespace, *, done: DonePredicate | None = None, signals: ShutdownSignals | None = None
 ) -> int:
@@ -192,7 +214,8 @@ def run(
             SIGINT/SIGTERM, installed before the graph's modules were imported).
 
     Raises:
-        HilBringupError: ``--until-done`` with a behaviour that has no task.
+        HilBringupError: ``--until-done`` with a behaviour that has no task, or a
+            report folder that cannot be written (checked before the run).
     """
     if args.until_done and done is None and not args.behaviour:
         raise HilBringupError("--until-done needs a behaviour with a task (boards or light); MANUAL has none")
@@ -214,6 +237,7 @@ def run(
         firmware=args.firmware,
     )
     folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
+    check_report_folder(folder)  # now: a run's results are lost if the folder fails at the end
     # Imported only now, after main() installed the signal handlers: rclpy, the nodes
     # and numpy take a second or more to import under load.
     from hil_bringup.core.link_faults import fault_summary  # noqa: PLC0415

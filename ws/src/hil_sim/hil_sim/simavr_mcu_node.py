@@ -31,7 +31,7 @@ from rclpy.node import Node
 from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.pty_link import pty_pairs
+from hil_bridge.core.pty_link import check_distinct, pty_pairs
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
@@ -92,6 +92,8 @@ class SimavrMcuNode(Node):
         params = declare_parameters(self, PARAMETERS)
         log = self.get_logger()
         self.checked = params.as_bool("checked")
+        ports = {name: params.as_str(name) for name in ("command_port", "signal_port")}
+        check_distinct(*ports.values(), names=tuple(ports))  # now, not after a firmware build
         layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
         wiring = load_robot_wiring(params.as_str("wiring"))
         self.coupling = coupling_text(layout, wiring, period=params.as_float("signal_period"))
@@ -122,14 +124,14 @@ class SimavrMcuNode(Node):
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)
-        command_port, signal_port = params.as_str("command_port"), params.as_str("signal_port")
+        command_port, signal_port = ports.values()
         log.info(
             f"firmware {self.elf} in simavr: command link {command_port}, signal link {signal_port}"
             + (" (checked)" if self.checked else "")
         )
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
-        self.command, self.signal = pty_pairs(command_port, signal_port)
+        self.command, self.signal = pty_pairs(command_port, signal_port, names=tuple(ports))
 
     def _spawn(self, *, lockstep: bool) -> SimavrProcess:
         return SimavrProcess(

@@ -121,7 +121,9 @@ class VirtualMcuNode(Node):
         self.replugs = 0
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
-        self.command, self.signal = pty_pairs(command_port, signal_port)
+        self.command, self.signal = pty_pairs(
+            command_port, signal_port, names=("command_port", "signal_port")
+        )
 
     def start(self) -> None:
         """Start the event loop thread."""
@@ -158,7 +160,7 @@ class VirtualMcuNode(Node):
         with self._io_lock:
             if self.plugged:
                 return
-            self.command, self.signal = pty_pairs(*self._ports)
+            self.command, self.signal = pty_pairs(*self._ports, names=("command_port", "signal_port"))
             self.plugged = True
             self.replugs += 1
 

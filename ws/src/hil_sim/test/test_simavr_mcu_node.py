@@ -91,11 +91,13 @@ def test_firmware_echoes_a_heartbeat_in_real_time_and_reports_its_speed(tmp_path
         (("-p", "wiring:=/nowhere/wiring.yaml"), "cannot read the robot wiring"),
         (("-p", "firmware_defines:=['NOVALUE']"), "expected NAME=VALUE"),
         (("-p", "firmware:=/nowhere/robot.elf"), "firmware /nowhere/robot.elf: no such file"),
+        (("-p", "signal_port:=CMD"), "command_port and signal_port are the same path"),
     ],
 )
 def test_bad_configuration_exits_2_naming_the_problem(
     tmp_path: Path, spawn: Any, extra: tuple[str, ...], message: str
 ) -> None:
+    extra = tuple(arg.replace("CMD", str(tmp_path / "cmd")) for arg in extra)
     proc = spawn(node_command(tmp_path, *extra), name="simavr_mcu_bad")
     assert proc.wait(timeout=60) == 2
     assert message in (tmp_path / "simavr_mcu_bad.log").read_text()

@@ -380,6 +380,35 @@ def test_missing_telemetry_schema_exits_2_naming_the_file(tmp_path: Path) -> Non
     assert f"{missing}: cannot read telemetry schema" in result.stderr
 
 
+@pytest.mark.ros
+def test_command_port_naming_a_users_file_exits_2_and_keeps_the_file(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    result = run_node(tmp_path, "-p", f"command_port:={notes}")
+    assert result.returncode == 2
+    assert f"virtual_mcu: cannot create pty link {notes}: it exists and is a regular file" in result.stderr
+    assert notes.read_text() == "my notes\n"
+    assert not (tmp_path / "sig").exists(), "the signal link was left behind"
+
+
+@pytest.mark.ros
+def test_one_path_for_both_ports_exits_2_naming_both(tmp_path: Path) -> None:
+    result = run_node(tmp_path, "-p", f"signal_port:={tmp_path}/cmd")
+    assert result.returncode == 2
+    assert f"virtual_mcu: command_port and signal_port are the same path {tmp_path}/cmd" in result.stderr
+    assert not (tmp_path / "cmd").exists()
+
+
+@pytest.mark.ros
+def test_non_utf8_telemetry_schema_exits_2_naming_the_byte(tmp_path: Path) -> None:
+    schema = tmp_path / "telemetry.yaml"
+    schema.write_bytes(b"TL1: [right, l\xe9ft]\n")
+    result = run_node(tmp_path, "-p", f"telemetry_schema:={schema}")
+    assert result.returncode == 2
+    assert f"{schema}: cannot read telemetry schema: not UTF-8 text: byte 0xe9 at offset 14" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_declared_defaults_match_the_package_yaml() -> None:
     defaults = yaml_defaults(PACKAGE / "config" / "hil_sim.yaml", NODE_NAME)
     assert defaults == {spec.name: spec.default for spec in PARAMETERS}

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from hil_sim.core.world import (
+    MAX_BOARDS,
+    MAX_BOXES,
     Board,
     Box,
     Light,
@@ -196,6 +198,67 @@ def test_missing_file_raises_naming_it(tmp_path: Path) -> None:
     with pytest.raises(HilSimError, match="cannot read world") as info:
         load_world(path)
     assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        pytest.param(
+            b"arena: {width: 4\xff}\n",
+            "cannot read world: not UTF-8 text: byte 0xff at offset 16 (line 1)",
+            id="utf8",
+        ),
+        pytest.param(b"1: 2\nrobots: 3\n", "key 1 is not text", id="integer-key"),
+        pytest.param(
+            b"arena: {width: " + b"9" * 401 + b"}\n", "arena.width: an integer of 1333 bits", id="401-digits"
+        ),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, "cannot read world: nested more than", id="deep"),
+        pytest.param(
+            b"boards: {ring: {count: 30000000, radius: 1.0}}\n",
+            f"boards.ring.count: 30000000 boards, at most {MAX_BOARDS}",
+            id="ring-count",
+        ),
+        pytest.param(
+            b"boards:\n  ring: {count: 1000, radius: 1.0}\n  items: [{x: 1.0, y: 1.0}]\n",
+            f"boards.items: 1001 boards with the ring, at most {MAX_BOARDS}",
+            id="ring-and-items",
+        ),
+        pytest.param(
+            ("boxes: [" + ", ".join(["{x: 1, y: 1, width: 1, depth: 1}"] * (MAX_BOXES + 1)) + "]\n").encode(),
+            f"boxes: {MAX_BOXES + 1} boxes, at most {MAX_BOXES}",
+            id="boxes",
+        ),
+    ],
+)
+def test_hostile_world_file_is_an_error_naming_it(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "world.yaml"
+    path.write_bytes(content)
+    with pytest.raises(HilSimError) as info:
+        load_world(path)
+    assert str(info.value).startswith(f"{path}: {expected}")
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param({1: 2, "robots": 3}, "w: 1: unknown key", id="mixed-keys"),
+        pytest.param({"arena": {"width": 10**400}}, "w: arena.width: 1000000000", id="huge-int"),
+    ],
+)
+def test_world_mapping_with_odd_keys_or_numbers_is_an_error(
+    data: dict[object, object], expected: str
+) -> None:
+    with pytest.raises(HilSimError) as info:
+        world_from_mapping(data, source="w")
+    assert str(info.value).startswith(expected)
+
+
+def test_the_largest_ring_allowed_loads(tmp_path: Path) -> None:
+    path = tmp_path / "world.yaml"
+    path.write_text(
+        f"arena: {{width: 40, height: 40}}\nboards: {{ring: {{count: {MAX_BOARDS}, radius: 15}}}}\n"
+    )
+    assert len(load_world(path).boards) == MAX_BOARDS
 
 
 # --- ray casts ---------------------------------------------------------------------------

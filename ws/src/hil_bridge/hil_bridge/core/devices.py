@@ -44,7 +44,7 @@ file, the device, the signal and the field at fault.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,8 +53,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hil_bridge.core.config_file import load_json, load_yaml
 from hil_bridge.errors import HilBridgeError
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -178,9 +177,13 @@ def _enum(cls: type[Enum], value: Any, where: str, key: str) -> Any:
 
 
 def _number(value: Any, where: str, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise HilBridgeError(f"{where}: field {key!r}: {value!r} is not a finite number")
-    return float(value)
+    number = math.nan
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        with contextlib.suppress(OverflowError):  # an int beyond float range stays NaN
+            number = float(value)
+    if not math.isfinite(number):
+        raise HilBridgeError(f"{where}: field {key!r}: {value!r:.40} is not a finite number")
+    return number
 
 
 def check_signal_id(value: Any, where: str) -> int:
@@ -374,21 +377,12 @@ def load_device_config(path: str | Path) -> DeviceConfig:
 
 
 def read_json(path: str | Path, *, what: str) -> Any:
-    """Parse a JSON file.
+    """Parse a JSON file (:func:`hil_bridge.core.config_file.load_json`).
 
     Raises:
-        HilBridgeError: unreadable or invalid, naming the file (and the line).
+        HilBridgeError: unreadable, invalid or out of bounds, naming the file (and the line).
     """
-    try:
-        return json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise HilBridgeError(f"{path}: cannot read {what}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise HilBridgeError(f"{path}: cannot read {what}: not UTF-8 text ({exc.reason})") from exc
-    except json.JSONDecodeError as exc:
-        raise HilBridgeError(
-            f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}"
-        ) from exc
+    return load_json(path, what=what)
 
 
 def load_device_library(paths: Iterable[str | Path]) -> dict[str, DeviceConfig]:
@@ -445,7 +439,9 @@ def device_set_from_mapping(
             )
         name, kind = entry["name"], entry["device"]
         if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
-            raise HilBridgeError(f"{where}: field 'name': {name!r} is not an identifier")
+            raise HilBridgeError(f"{where}: field 'name': {name!r:.40} is not an identifier")
+        if not isinstance(kind, str):
+            raise HilBridgeError(f"{where} ({name}): field 'device': {kind!r:.40} is not a device name")
         if kind not in library:
             known = ", ".join(sorted(library)) or "none loaded"
             raise HilBridgeError(
@@ -465,10 +461,5 @@ def load_device_set(path: str | Path, library: dict[str, DeviceConfig]) -> list[
     Raises:
         HilBridgeError: unreadable file, bad YAML or invalid entries; names the file.
     """
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise HilBridgeError(f"{path}: cannot read device set: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise HilBridgeError(f"{path}: invalid YAML: {exc}") from exc
+    data = load_yaml(path, what="device set")
     return device_set_from_mapping(data, library, source=str(path))

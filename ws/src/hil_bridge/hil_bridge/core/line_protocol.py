@@ -40,10 +40,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
+from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.crc import crc16
+from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
 from hil_bridge.errors import HilBridgeError
 
 #: Default longest line accepted, in bytes without the line ending (DESIGN.md).
@@ -186,11 +185,7 @@ class TelemetrySchema:
         Raises:
             HilBridgeError: the file is missing, not YAML, or invalid; the message names it.
         """
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise HilBridgeError(f"{path}: cannot read telemetry schema: {exc}") from exc
-        return cls.from_mapping(data, source=str(path))
+        return cls.from_mapping(load_yaml(path, what="telemetry schema"), source=str(path))
 
 
 def _number(value: float) -> str:

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hil_bridge.core.config_file import load_yaml
 from hil_bridge.errors import HilBridgeError
 
 ParamValue = bool | int | float | str | list[str]
@@ -112,10 +111,7 @@ def yaml_defaults(path: str | Path, node: str) -> dict[str, Any]:
     Raises:
         HilBridgeError: the file or the node's section is missing or malformed.
     """
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise HilBridgeError(f"{path}: cannot read parameter file: {exc}") from exc
+    data = load_yaml(path, what="parameter file")
     try:
         params = data[node]["ros__parameters"]
     except (KeyError, TypeError):

@@ -16,6 +16,11 @@ names its pid and program) for as long as it is open. A second pair at the same
 path, in any process, fails loudly while the first is open instead of silently
 taking the port away from it; once the owner is gone (closed, crashed or killed:
 the kernel drops the lock with the process), the stale link is replaced.
+
+A pair only ever replaces what it could have made: a missing path, or a symlink into
+the pty folder (``/dev/pts``) whose owner is gone. Anything else at the path (a
+regular file, a folder, a device, a symlink elsewhere, a lock file holding something
+else) is refused with an error naming it, and left as it was.
 """
 
 from __future__ import annotations
@@ -25,14 +30,29 @@ import errno
 import fcntl
 import logging
 import os
+import re
+import stat
 import sys
 import tty
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 from hil_bridge.errors import HilBridgeError
 
 _log = logging.getLogger(__name__)
+
+#: What a lock file holds: ``<pid> <program>`` (see :func:`_claim`), and at most how much.
+_OWNER = re.compile(rb"\d+ [^\n]*\n?")
+MAX_OWNER_BYTES = 512
+_KINDS = (
+    (stat.S_ISREG, "a regular file"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def lock_path(link: Path) -> Path:
@@ -44,17 +64,74 @@ def _owner_text(fd: int) -> str:
     return os.pread(fd, 256, 0).decode(errors="replace").strip() or "(pid not written yet)"
 
 
-def _claim(link: Path) -> int:
-    """Take ownership of ``link``: an open descriptor of its lock file, locked.
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "something else")
+
+
+def _check_replaceable(link: Path, pty_folder: Path) -> None:
+    """Refuse ``link`` unless it is missing or a pty link (a symlink into ``pty_folder``).
 
     Raises:
-        HilBridgeError: a live pair (this process or another) holds the link.
-        OSError: the lock file cannot be made.
+        HilBridgeError: naming the path and what is there.
+    """
+    try:
+        mode = os.lstat(link).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        target = link.readlink()
+        if target.parent == pty_folder:
+            return
+        what = f"a symlink to {target}"
+    else:
+        what = _kind(mode)
+    raise HilBridgeError(
+        f"cannot create pty link {link}: it exists and is {what}, not a pty link; "
+        "remove it or give another path"
+    )
+
+
+def _check_lock_file(fd: int, path: Path, link: Path) -> bytes:
+    """What the lock file at ``path`` (open as ``fd``) holds, if it is one of ours.
+
+    Raises:
+        HilBridgeError: it is no regular file, or holds something but ``<pid> <program>``.
+    """
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        what = f"is {_kind(info.st_mode)}"
+    elif info.st_size > MAX_OWNER_BYTES:
+        what = "holds something else"
+    else:
+        previous = os.pread(fd, MAX_OWNER_BYTES, 0)
+        if not previous or _OWNER.fullmatch(previous):
+            return previous
+        what = "holds something else"
+    raise HilBridgeError(
+        f"cannot create pty link {link}: {path} {what}, not a pty link's lock file; "
+        "remove it or give another path"
+    )
+
+
+def _claim(link: Path, pty_folder: Path) -> int:
+    """Take ownership of ``link``: an open descriptor of its lock file, locked.
+
+    ``link`` must be missing or a pty link (into ``pty_folder``); see the module's text.
+
+    Raises:
+        HilBridgeError: a live pair (this process or another) holds the link, or
+            something that is not a pty link or its lock file is in the way.
+        OSError: the lock file's folder cannot be made.
     """
     path = lock_path(link)
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        # O_NOFOLLOW: a symlink at the lock's path is not ours to write through.
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            reason = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror
+            raise HilBridgeError(f"cannot create pty link {link}: its lock file {path}: {reason}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -80,7 +157,17 @@ def _claim(link: Path) -> int:
         if same:
             break
         os.close(fd)
-    previous = os.pread(fd, 256, 0).decode(errors="replace").strip()
+    try:
+        owner = _check_lock_file(fd, path, link)
+    except BaseException:
+        os.close(fd)  # someone else's file: left as it was
+        raise
+    try:
+        _check_replaceable(link, pty_folder)
+    except BaseException:
+        _release(link, fd)
+        raise
+    previous = owner.decode(errors="replace").strip()
     if previous and os.path.lexists(link):
         _log.info("pty link %s: its owner (%s) is gone, replacing the stale link", link, previous)
     os.ftruncate(fd, 0)
@@ -127,7 +214,7 @@ class PtyPair:
         self._lock_fd: int | None = None
         if self.link is not None:
             try:
-                self._lock_fd = _claim(self.link)
+                self._lock_fd = _claim(self.link, Path(self.slave_name).parent)
                 replace_symlink(self.link, self.slave_name)
             except OSError as exc:
                 self.close()
@@ -186,12 +273,48 @@ class PtyPair:
         self.close()
 
 
-def pty_pairs(*links: str | Path) -> tuple[PtyPair, ...]:
-    """One :class:`PtyPair` per link path; if one cannot be made, the ones made are closed.
+def same_path(first: str | Path, second: str | Path) -> bool:
+    """Whether two paths name one file: absolute, their folders' symlinks resolved.
+
+    The last part is compared as it is: a pty link is a symlink, and two links to one
+    pty are still two links.
+    """
+
+    def canonical(path: str | Path) -> Path:
+        absolute = Path(path).absolute()
+        return absolute.parent.resolve() / absolute.name
+
+    return canonical(first) == canonical(second)
+
+
+def check_distinct(*links: str | Path, names: Sequence[str] = ()) -> None:
+    """Check that no two of ``links`` are one path (:func:`same_path`).
+
+    Args:
+        links: the link paths.
+        names: what each link is (a parameter's name), for the error.
 
     Raises:
-        HilBridgeError: a link cannot be created.
+        HilBridgeError: naming both links and the path.
     """
+    for i, first in enumerate(links):
+        for j in range(i + 1, len(links)):
+            if same_path(first, links[j]):
+                what = f"{names[i]} and {names[j]}" if len(names) == len(links) else "two links"
+                raise HilBridgeError(f"{what} are the same path {links[j]}: each needs its own")
+
+
+def pty_pairs(*links: str | Path, names: Sequence[str] = ()) -> tuple[PtyPair, ...]:
+    """One :class:`PtyPair` per link path; if one cannot be made, the ones made are closed.
+
+    Args:
+        links: the link paths, all different (:func:`check_distinct`).
+        names: what each link is (a parameter's name), for the errors.
+
+    Raises:
+        HilBridgeError: two links at one path, or a link cannot be created.
+    """
+    check_distinct(*links, names=names)
     pairs: list[PtyPair] = []
     try:
         for link in links:

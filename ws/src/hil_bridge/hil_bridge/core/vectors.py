@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.line_protocol import (
     Arm,
     Command,
@@ -33,10 +32,7 @@ def load_vectors(name: str, *, directory: Path | None = None) -> dict[str, Any]:
         HilBridgeError: the file is missing or not YAML.
     """
     path = (directory or share_dir("hil_bridge") / "vectors") / f"{name}.yaml"
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise HilBridgeError(f"{path}: cannot load vectors: {exc}") from exc
+    data = load_yaml(path, what="vectors")
     if not isinstance(data, dict):
         raise HilBridgeError(f"{path}: vectors must be a mapping")
     return data

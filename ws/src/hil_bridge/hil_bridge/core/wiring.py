@@ -39,8 +39,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import DeviceInstance, Direction, PinMode
 from hil_bridge.errors import HilBridgeError
 
@@ -211,10 +210,7 @@ def load_wiring(path: str | Path) -> Wiring:
     Raises:
         HilBridgeError: unreadable, not YAML, or malformed; names the file and key.
     """
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise HilBridgeError(f"{path}: cannot read wiring: {exc}") from exc
+    data = load_yaml(path, what="wiring")
     if not isinstance(data, dict) or not isinstance(data.get("pins", {}), dict):
         raise HilBridgeError(f"{path}: expected a mapping with `board` and `pins: {{device.signal: pin}}`")
     unknown = sorted(set(data) - {"board", "pins"})

@@ -36,9 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import yaml
-
 from hil_bridge.core.avr_build import BOARDS, build_sketch
+from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import Direction, Handler, PinMode, SignalType
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
 from hil_bridge.core.wiring import parse_pin
@@ -238,10 +237,7 @@ def load_robot_wiring(path: str | Path = "") -> RobotWiring:
         HilSimError: unreadable or malformed; names the file and key.
     """
     where = Path(path) if path else default_wiring_path()
-    try:
-        data = yaml.safe_load(where.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise HilSimError(f"{where}: cannot read the robot wiring: {exc}") from exc
+    data = load_yaml(where, what="the robot wiring", error=HilSimError)
     if not isinstance(data, dict) or not isinstance(data.get("pins"), dict):
         raise HilSimError(f"{where}: expected a mapping with `board` and `pins: {{device.signal: pin}}`")
     unknown = sorted(set(data) - {"board", "pins"})

@@ -27,11 +27,13 @@ tall. With ``mjcf`` (a path relative to the YAML) that MJCF file is the physical
 world instead of the walls, boxes and boards here, which must then be left out;
 ``arena``, ``start`` and ``light`` still come from the YAML.
 
-A bad file raises :class:`~hil_sim.errors.HilSimError` naming the file and the key.
+A bad file raises :class:`~hil_sim.errors.HilSimError` naming the file and the key;
+at most :data:`MAX_BOARDS` boards and :data:`MAX_BOXES` boxes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +41,17 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import yaml
 
+from hil_bridge.core.config_file import load_yaml
 from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
+
+#: Most boards (ring and items together) and boxes in a world: each is four segments
+#: that every ray cast and collision test of every step goes through, and a ring
+#: ``count`` is otherwise only bounded by memory.
+MAX_BOARDS = 1000
+MAX_BOXES = 1000
 
 
 #: Heights (m) of the arena walls and of boxes, for 3-D engines and pictures.
@@ -253,11 +261,15 @@ def _number(
             raise HilSimError(f"{where}.{key}: missing")
         return default
     value = data[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise HilSimError(f"{where}.{key}: {value!r} is not a finite number")
-    if positive and value <= 0:
+    number = math.nan
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        with contextlib.suppress(OverflowError):  # an int beyond float range stays NaN
+            number = float(value)
+    if not math.isfinite(number):
+        raise HilSimError(f"{where}.{key}: {value!r:.40} is not a finite number")
+    if positive and number <= 0:
         raise HilSimError(f"{where}.{key}: {value!r} must be greater than 0")
-    return float(value)
+    return number
 
 
 def _mapping(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
@@ -266,7 +278,7 @@ def _mapping(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise HilSimError(f"{where}: expected a mapping")
-    unknown = sorted(set(data) - allowed)
+    unknown = sorted(set(data) - allowed, key=str)
     if unknown:
         key = f"{where}.{unknown[0]}" if ": " in where else f"{where}: {unknown[0]}"
         raise HilSimError(f"{key}: unknown key (allowed: {', '.join(sorted(allowed))})")
@@ -306,6 +318,8 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
     boxes_data = top.get("boxes") or []
     if not isinstance(boxes_data, list):
         raise HilSimError(f"{source}: boxes: expected a list")
+    if len(boxes_data) > MAX_BOXES:
+        raise HilSimError(f"{source}: boxes: {len(boxes_data)} boxes, at most {MAX_BOXES}")
     boxes = []
     for index, raw in enumerate(boxes_data):
         where = f"{source}: boxes[{index}]"
@@ -329,7 +343,9 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
         )
         count = ring.get("count")
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise HilSimError(f"{where}.count: {count!r} is not a positive integer")
+            raise HilSimError(f"{where}.count: {count!r:.40} is not a positive integer")
+        if count > MAX_BOARDS:
+            raise HilSimError(f"{where}.count: {count} boards, at most {MAX_BOARDS}")
         boards += ring_of_boards(
             count,
             _number(ring, "radius", where, positive=True),
@@ -342,6 +358,10 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
     items = board_data.get("items") or []
     if not isinstance(items, list):
         raise HilSimError(f"{source}: boards.items: expected a list")
+    if len(boards) + len(items) > MAX_BOARDS:
+        raise HilSimError(
+            f"{source}: boards.items: {len(boards) + len(items)} boards with the ring, at most {MAX_BOARDS}"
+        )
     for index, raw in enumerate(items):
         where = f"{source}: boards.items[{index}]"
         item = _mapping(raw, where, {"x", "y", "yaw", "width", "thickness", "height", "mass"})
@@ -367,12 +387,7 @@ def load_world(path: str | Path) -> WorldConfig:
     """Load a world YAML file.
 
     Raises:
-        HilSimError: unreadable file, bad YAML or invalid keys; names the file and key.
+        HilSimError: unreadable file, bad YAML (:mod:`hil_bridge.core.config_file`) or
+            invalid keys; names the file and key.
     """
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise HilSimError(f"{path}: cannot read world: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise HilSimError(f"{path}: invalid YAML: {exc}") from exc
-    return world_from_mapping(data, source=str(path))
+    return world_from_mapping(load_yaml(path, what="world", error=HilSimError), source=str(path))

@@ -1,0 +1,98 @@
+"""hil_sim_runner refuses bad options and bad files before it runs: exit 2, a message, no traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hil_bringup import sim_runner
+
+
+def run_runner(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hil_bringup.sim_runner",
+            "--headless",
+            "--rtf",
+            "0",
+            "--duration",
+            "1",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("--duration", "nan", "argument --duration: 'nan' is not a finite number at least 0"),
+        ("--duration", "-5", "argument --duration: '-5' must be at least 0"),
+        ("--duration", "inf", "argument --duration: 'inf' is not a finite number"),
+        ("--rtf", "nan", "argument --rtf: 'nan' is not a finite number at least 0"),
+        ("--rtf", "-1", "argument --rtf: '-1' must be at least 0"),
+        ("--robots", "0", "argument --robots: '0' must be at least 1"),
+        ("--until-boards-down", "-1", "argument --until-boards-down: '-1' must be at least 0"),
+    ],
+)
+def test_bad_number_exits_2_naming_the_option(
+    capsys: pytest.CaptureFixture[str], option: str, value: str, expected: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        sim_runner.parse([option, value])
+    assert info.value.code == 2
+    assert expected in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        pytest.param(
+            b"arena: {width: 4.0}\nlight: {x: 1\xe9}\n",
+            "not UTF-8 text: byte 0xe9 at offset 32 (line 2)",
+            id="utf8",
+        ),
+        pytest.param(b"1: 2\nfoo: 3\n", "key 1 is not text", id="integer-key"),
+        pytest.param(
+            b"boards: {ring: {count: 30000000, radius: 1.0}}\n",
+            "boards.ring.count: 30000000 boards",
+            id="ring",
+        ),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, "nested more than", id="deep"),
+    ],
+)
+def test_bad_world_file_exits_2_with_the_message_and_no_traceback(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    world = tmp_path / "bad.yaml"
+    world.write_bytes(content)
+    result = run_runner("--world", str(world), "--report-dir", str(tmp_path / "report"))
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"hil_sim_runner: {world}: " in result.stderr
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("folder", ["/proc/nope", "/proc/nope/deeper", "FILE/inside"])
+def test_unwritable_report_folder_exits_2_before_the_run(tmp_path: Path, folder: str) -> None:
+    (tmp_path / "FILE").write_text("a file, not a folder\n")
+    folder = folder.replace("FILE", str(tmp_path / "FILE"))
+    result = run_runner("--report-dir", folder)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"hil_sim_runner: report folder {folder}: cannot write there" in result.stderr
+    assert "started" not in result.stdout, "the run went ahead with a folder it cannot write"
+    assert "Traceback" not in result.stderr
+
+
+def test_report_folder_is_made_before_the_run(tmp_path: Path) -> None:
+    folder = tmp_path / "a" / "b"
+    sim_runner.check_report_folder(folder)
+    assert folder.is_dir() and not any(folder.iterdir())
