@@ -250,6 +250,7 @@ class GraphRunner:
                 if node is not self.sim:
                     self._follow_by_call_of(node)
             self._set_ros_clocks()
+            self._owe_reads()
             if not self._extra_nodes and "recorder" not in self.nodes:
                 # With a recorder or extra nodes the executor has more to serve: poll it.
                 self._inputs = _InputTaker(list(self.loop.subscriptions))
@@ -324,6 +325,27 @@ class GraphRunner:
                 self._serve_callbacks()
         self.loop.step_lockstep(now)
 
+    def _owe_reads(self) -> None:
+        """Lockstep: every pty read here takes all its peer in this process has written.
+
+        Each pty of the run whose both ends are here (the virtual MCU's, the fault
+        proxies') is paired with the link that opened it, by path, and each end learns
+        how many bytes the other wrote (``owed``); a read waits, bounded, for the ones
+        the kernel has not passed on yet (``hil_bridge.core.lockstep_io``). The
+        firmware in simavr writes its ptys from the harness process, which counts
+        nothing here: those reads stay as they are.
+        """
+        masters = [proxy.pty for proxy in self.proxies]
+        if isinstance(self.mcu, VirtualMcuNode):
+            masters += [self.mcu.command, self.mcu.signal]
+        by_path = {pty.path: pty for pty in masters}
+        for link in (self.loop.link, self.bridge.link, *(proxy.upstream for proxy in self.proxies)):
+            pty = by_path.get(link.port)
+            if pty is None:
+                continue
+            link.owed = lambda pty=pty: pty.bytes_written  # type: ignore[misc]
+            pty.owed = lambda link=link: link.bytes_out  # type: ignore[misc]
+
     def _follow_by_call_of(self, node: Node) -> None:
         """Lockstep: ``node``'s ROS clock is set by step() instead of through /clock.
 
@@ -379,6 +401,7 @@ class GraphRunner:
         if self.lockstep:
             mcu.use_clock(lambda: self.sim.sim.time)  # type: ignore[attr-defined]
             self._follow_by_call_of(mcu)
+            self._owe_reads()
         elif self._started:
             mcu.start()  # type: ignore[attr-defined]
 

@@ -34,10 +34,11 @@ import re
 import stat
 import sys
 import tty
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from hil_bridge.core.lockstep_io import read_rest
 from hil_bridge.errors import HilBridgeError
 
 _log = logging.getLogger(__name__)
@@ -223,6 +224,15 @@ class PtyPair:
                 self.close()
                 raise
         self.closed = False
+        #: Bytes read from / written to the user.
+        self.bytes_read = 0
+        self.bytes_written = 0
+        #: Lockstep: how many bytes the user has written in all (the runner owns both ends).
+        self.owed: Callable[[], int] | None = None
+        self._owed_offset = 0
+        #: Lockstep reads that waited for the kernel, and that gave up waiting.
+        self.late_reads = 0
+        self.short_reads = 0
 
     @property
     def path(self) -> str:
@@ -230,22 +240,40 @@ class PtyPair:
         return str(self.link) if self.link is not None else self.slave_name
 
     def read(self, size: int = 65536) -> bytes:
-        """Whatever the user has written, without blocking (``b""`` if nothing)."""
+        """Whatever the user has written, without blocking (``b""`` if nothing).
+
+        With :attr:`owed` set (lockstep), also whatever else the user has written by
+        now that the kernel has not passed on yet (:mod:`~hil_bridge.core.lockstep_io`).
+        """
         try:
-            return os.read(self.master_fd, size)
+            data = os.read(self.master_fd, size)
         except BlockingIOError:
-            return b""
+            data = b""
         except OSError as exc:
-            if exc.errno == errno.EIO:
-                return b""
-            raise
+            if exc.errno != errno.EIO:
+                raise
+            data = b""
+        self.bytes_read += len(data)
+        if self.owed is not None:
+            missing = self.owed() - self.bytes_read - self._owed_offset
+            if missing > 0:
+                self.late_reads += 1
+                rest = read_rest(self.master_fd, missing)
+                self.bytes_read += len(rest)
+                data += rest
+                if len(rest) < missing:
+                    self.short_reads += 1
+                    self._owed_offset += missing - len(rest)  # lost for good: never wait for them again
+        return data
 
     def write(self, data: bytes) -> int:
         """Write to the user without blocking; returns how many bytes the tty took."""
         try:
-            return os.write(self.master_fd, data)
+            written = os.write(self.master_fd, data)
         except BlockingIOError:
             return 0
+        self.bytes_written += written
+        return written
 
     def close(self) -> None:
         """Hang the port up and remove the link if it still points at this pty."""

@@ -1,0 +1,88 @@
+"""Lockstep reads take everything the peer wrote (hil_bridge.core.lockstep_io).
+
+The kernel passes pty bytes on in deferred work; these tests stand in for a late
+kernel with a writer thread that writes the owed bytes a little later.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from hil_bridge.core.lockstep_io import read_rest
+from hil_bridge.core.pty_link import PtyPair
+from hil_bridge.core.serial_link import SerialLink
+
+
+@pytest.fixture
+def pair(tmp_path: object) -> Iterator[tuple[PtyPair, SerialLink]]:
+    pty = PtyPair()
+    link = SerialLink(pty.path, baud=115200)
+    deadline = time.monotonic() + 5.0
+    while not link.is_open and time.monotonic() < deadline:
+        link.poll()
+        time.sleep(0.01)
+    assert link.is_open
+    yield pty, link
+    link.close()
+    pty.close()
+
+
+def later(delay: float, action: object) -> threading.Thread:
+    thread = threading.Thread(target=lambda: (time.sleep(delay), action()))  # type: ignore[operator]
+    thread.start()
+    return thread
+
+
+def test_a_lockstep_poll_waits_for_owed_bytes_the_kernel_has_not_passed_on(
+    pair: tuple[PtyPair, SerialLink],
+) -> None:
+    pty, link = pair
+    link.owed = lambda: 6
+    pty.write(b"abc")
+    writer = later(0.05, lambda: pty.write(b"def"))
+    data = b""
+    deadline = time.monotonic() + 2.0
+    while len(data) < 3 and time.monotonic() < deadline:  # the first bytes, as a plain poll gets them
+        data += link.poll()
+    data += link.poll()
+    writer.join()
+    assert data == b"abcdef"
+    assert link.short_reads == 0
+
+
+def test_a_lockstep_pty_read_waits_for_what_the_user_wrote(pair: tuple[PtyPair, SerialLink]) -> None:
+    pty, link = pair
+    pty.owed = lambda: link.bytes_out
+    link.write(b"DRV1,2\n")
+    writer = later(0.05, lambda: link.write(b"HBB,1.5\n"))
+    time.sleep(0.02)
+    first = pty.read()
+    writer.join()
+    rest = pty.read()
+    assert first + rest == b"DRV1,2\nHBB,1.5\n"
+
+
+def test_owed_bytes_that_never_come_are_given_up_once_and_counted(pair: tuple[PtyPair, SerialLink]) -> None:
+    pty, link = pair
+    link.owed = lambda: 8
+    pty.write(b"abcd")
+    start = time.monotonic()
+    data = b""
+    while len(data) < 4 and time.monotonic() - start < 3.0:
+        data += link.poll()
+    assert data == b"abcd"
+    assert link.short_reads == 1
+    assert time.monotonic() - start < 3.0  # bounded (0.5 s), not forever
+    again = time.monotonic()
+    assert link.poll() == b""
+    assert time.monotonic() - again < 0.2  # the lost bytes are not waited for again
+
+
+def test_read_rest_returns_what_came_when_time_runs_out(pair: tuple[PtyPair, SerialLink]) -> None:
+    pty, link = pair
+    link.write(b"xy")
+    assert read_rest(pty.master_fd, 5, timeout=0.1) == b"xy"
