@@ -32,7 +32,7 @@ def test_motor_step_matches_the_motor_model(hil):
     assert step.mcu_command == (150.0, 150.0)  # TL1 reports what the MCU applies
 
 
-@pytest.mark.hil(world="empty")
+@pytest.mark.hil(world="empty", physics="mujoco")
 def test_stop_holds_the_motors_until_go(hil):
     """STOP on robotCommand holds the motors at zero, GO releases them."""
     hil.hold_cmd_vel(0.15)

@@ -25,7 +25,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from transforms3d.euler import quat2euler  # type: ignore[import-untyped]
@@ -35,7 +34,7 @@ from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.parameters import declare_parameters
 from hil_bringup.core.goto import GotoGains, GotoGoal, GotoResult, GotoRun, write_goto_report
 from hil_bringup.errors import HilBringupError
-from hil_bringup.tool_runtime import tool_main
+from hil_bringup.tool_runtime import Driver, tool_main
 
 NODE_NAME = "hil_goto"
 
@@ -84,7 +83,13 @@ PARAMETERS = (
         min=0.01,
         max=math.pi,
     ),
-    ParamSpec("wait", 10.0, "Wall seconds without odom before the run gives up.", min=0.1, max=3600.0),
+    ParamSpec(
+        "wait",
+        10.0,
+        "Wall seconds without odom (or a cmd_vel subscriber) before the run gives up.",
+        min=0.1,
+        max=3600.0,
+    ),
     ParamSpec("output_dir", "", "Folder of goto.json and goto.png; empty: runs/hil_goto-<time>."),
 )
 
@@ -117,9 +122,7 @@ class GotoNode(Node):
         self.result: GotoResult | None = None
         #: Called once the test is done (the console script shuts its context down there).
         self.on_done: Callable[[], None] | None = None
-        self._wait = params.as_float("wait")
-        self._quiet_since = self.get_clock().now()
-        self.cmd_vel = self.create_publisher(Twist, "cmd_vel", qos.PUBLISHER)
+        self.driver = Driver(self, source="odom", patience=params.as_float("wait"))
         self.create_subscription(Odometry, "odom", self.on_odom, qos.SENSOR)
         self.create_timer(0.5, self.check_quiet)
         self.get_logger().info(
@@ -139,9 +142,8 @@ class GotoNode(Node):
 
     def on_odom(self, message: Odometry) -> None:
         """One pose: command what the controller says now."""
-        if self.finished or self.error is not None:
+        if self.finished or self.error is not None or not self.driver.ready():
             return
-        self._quiet_since = self.get_clock().now()
         t = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
         position = message.pose.pose.position
         self.publish(*self.run.update(t, position.x, position.y, yaw_of(message)))
@@ -150,20 +152,18 @@ class GotoNode(Node):
             self._done()
 
     def check_quiet(self) -> None:
-        """Give up when odom has been silent for ``wait`` wall seconds."""
+        """Give up when odom is silent, or nobody takes cmd_vel, for ``wait`` wall seconds."""
         if self.finished or self.error is not None:
             return
-        quiet = (self.get_clock().now() - self._quiet_since).nanoseconds * 1e-9
-        if quiet >= self._wait:
-            self.error = f"no {self.resolve_topic_name('odom')} for {quiet:.1f} s: is the simulator running?"
+        reason = self.driver.silence()
+        if reason is not None:
+            self.error = reason
             self.publish(0.0, 0.0)
             self._done()
 
     def publish(self, linear: float, angular: float) -> None:
         """Send a twist on cmd_vel."""
-        twist = Twist()
-        twist.linear.x, twist.angular.z = linear, angular
-        self.cmd_vel.publish(twist)
+        self.driver.publish(linear, angular)
 
     def _done(self) -> None:
         if self.on_done is not None:

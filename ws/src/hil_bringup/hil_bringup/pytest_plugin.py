@@ -70,9 +70,10 @@ def session_options(marker_options: dict[str, Any], *, base: Path) -> tuple[Any,
     pose = None
     if start is not None:
         try:
-            pose = Pose(*(float(v) for v in start))
+            x, y, yaw = (float(v) for v in start)
         except (TypeError, ValueError):
             raise HilBringupError(f"@pytest.mark.hil: start = {start!r} is not (x, y, yaw)") from None
+        pose = Pose(x, y, yaw)
     return GraphOptions(rtf=0.0, **options), pose
 
 

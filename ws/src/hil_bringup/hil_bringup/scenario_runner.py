@@ -230,6 +230,7 @@ def graph_options(scenario: Scenario) -> GraphOptions:
         behaviour=scenario.behaviour,
         checked=scenario.checked,
         mcu=scenario.mcu,
+        physics=scenario.physics,
         firmware=scenario.firmware,
         seed=scenario.seed,
         faults=scenario.fault_proxies,

@@ -26,7 +26,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from geometry_msgs.msg import Twist
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -35,7 +34,7 @@ from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.parameters import declare_parameters
 from hil_bringup.core.step_test import StepPlan, StepResult, StepRun, write_step_report
 from hil_bringup.errors import HilBringupError
-from hil_bringup.tool_runtime import tool_main
+from hil_bringup.tool_runtime import Driver, tool_main
 from hil_msgs.msg import Telemetry
 from robot_control.core.kinematics import DriveGeometry
 
@@ -66,7 +65,11 @@ PARAMETERS = (
     ),
     ParamSpec("max_command", 255, "Largest motor command (the control loop's).", min=1, max=32767),
     ParamSpec(
-        "timeout", 10.0, "Wall seconds without joint_states before the test gives up.", min=0.1, max=3600.0
+        "timeout",
+        10.0,
+        "Wall seconds without joint_states (or a cmd_vel subscriber) before the test gives up.",
+        min=0.1,
+        max=3600.0,
     ),
     ParamSpec("output_dir", "", "Folder of step.json and step.png; empty: runs/hil_step-<time>."),
 )
@@ -99,9 +102,7 @@ class StepNode(Node):
         self.result: StepResult | None = None
         #: Called once the test is done (the console script shuts its context down there).
         self.on_done: Callable[[], None] | None = None
-        self._timeout = params.as_float("timeout")
-        self._quiet_since = self.get_clock().now()
-        self.cmd_vel = self.create_publisher(Twist, "cmd_vel", qos.PUBLISHER)
+        self.driver = Driver(self, source="joint_states", patience=params.as_float("timeout"))
         self.create_subscription(JointState, "joint_states", self.on_joint_states, qos.SENSOR)
         self.create_subscription(Telemetry, "telemetry", self.on_telemetry, qos.SENSOR)
         self.create_timer(0.5, self.check_quiet)
@@ -123,9 +124,8 @@ class StepNode(Node):
 
     def on_joint_states(self, message: JointState) -> None:
         """One sample of both wheels: record it and command what the test says now."""
-        if self.finished or self.error is not None:
+        if self.finished or self.error is not None or not self.driver.ready():
             return
-        self._quiet_since = self.get_clock().now()
         try:
             left, right = (message.velocity[message.name.index(joint)] for joint in self.joints)
         except (ValueError, IndexError):
@@ -157,19 +157,16 @@ class StepNode(Node):
             )
 
     def check_quiet(self) -> None:
-        """Give up when joint_states has been silent for ``timeout`` wall seconds."""
+        """Give up when joint_states is silent, or nobody takes cmd_vel, for ``timeout`` wall s."""
         if self.finished or self.error is not None:
             return
-        quiet = (self.get_clock().now() - self._quiet_since).nanoseconds * 1e-9
-        if quiet >= self._timeout:
-            topic = self.resolve_topic_name("joint_states")
-            self._fail(f"no {topic} for {quiet:.1f} s: is the simulator (or the robot's graph) running?")
+        reason = self.driver.silence()
+        if reason is not None:
+            self._fail(reason)
 
     def publish(self, linear: float, angular: float) -> None:
         """Send a twist on cmd_vel."""
-        twist = Twist()
-        twist.linear.x, twist.angular.z = linear, angular
-        self.cmd_vel.publish(twist)
+        self.driver.publish(linear, angular)
 
     def _fail(self, text: str) -> None:
         self.error = text

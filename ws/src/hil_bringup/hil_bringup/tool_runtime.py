@@ -18,8 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from geometry_msgs.msg import Twist
+from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from hil_bridge import qos
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import run_node
@@ -27,6 +30,51 @@ from hil_bringup.core.tool_args import add_parameter_options, parameter_override
 from hil_bringup.errors import HilBringupError
 from hil_bringup.sim_runner import check_report_folder
 from robot_control.errors import RobotControlError
+
+
+class Driver:
+    """A test tool's side of the robot: ``cmd_vel`` out, and patience with its input topic.
+
+    The test begins only once ``cmd_vel`` has a subscriber (the control loop): samples
+    before that are ignored, so a step or a run is not commanded into a void while
+    discovery is still under way (in lockstep, a simulated second or more). A test that
+    hears nothing on its input for ``patience`` wall seconds, or finds no subscriber
+    for that long, is given up with the reason (:meth:`silence`).
+    """
+
+    def __init__(self, node: Node, *, source: str, patience: float) -> None:
+        self.node = node
+        self.cmd_vel = node.create_publisher(Twist, "cmd_vel", qos.PUBLISHER)
+        #: The input topic, resolved (for the messages).
+        self.source = node.resolve_topic_name(source)
+        self.patience = patience
+        self._started = self._heard = node.get_clock().now()
+        self._listened = False
+
+    def ready(self) -> bool:
+        """An input message came: True once the loop listens on cmd_vel (the test may go on)."""
+        self._heard = self.node.get_clock().now()
+        if not self._listened:
+            self._listened = self.cmd_vel.get_subscription_count() > 0
+        return self._listened
+
+    def silence(self) -> str | None:
+        """Why the test should give up now (nothing heard, nobody listening), or None."""
+        now = self.node.get_clock().now()
+        quiet = (now - self._heard).nanoseconds * 1e-9
+        if quiet >= self.patience:
+            return f"no {self.source} for {quiet:.1f} s: is the simulator (or the robot's graph) running?"
+        waited = (now - self._started).nanoseconds * 1e-9
+        if not self._listened and waited >= self.patience:
+            topic = self.node.resolve_topic_name("cmd_vel")
+            return f"nobody subscribes to {topic} after {waited:.1f} s: is the control loop running?"
+        return None
+
+    def publish(self, linear: float, angular: float) -> None:
+        """Send a twist on cmd_vel."""
+        twist = Twist()
+        twist.linear.x, twist.angular.z = linear, angular
+        self.cmd_vel.publish(twist)
 
 
 class TestTool(Protocol):

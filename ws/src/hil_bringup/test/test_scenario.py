@@ -98,6 +98,7 @@ description: all fields
 world: empty
 start: {x: 0.5, y: -0.5, yaw: 1.0}
 mcu: simavr
+physics: mujoco
 firmware: fw.elf
 behaviour: boards
 checked: true
@@ -122,6 +123,7 @@ assertions:
 """
     scenario = load_scenario(write(tmp_path, text))
     assert scenario.world.endswith("empty.yaml")
+    assert scenario.physics == "mujoco"
     assert scenario.start == (0.5, -0.5, 1.0)
     assert scenario.firmware == str(tmp_path / "fw.elf")
     assert scenario.faults == (0.001, 0.002)
@@ -170,6 +172,10 @@ assertions:
         (
             "duration: 5\ntimeline:\n  - {at: 1, fault: {link: radio}}\n" + MINIMAL.split("\n", 1)[1],
             "timeline[0].fault.link: 'radio' is not one of",
+        ),
+        (
+            "duration: 5\ntimeline:\n  - {at: 1, goto: {x: 1, y: 0, timeout: 5}}\n" + MINIMAL.split("\n", 1)[1],
+            "timeline[0].goto: at 1 s + timeout 5 s + settle 0.3 s ends after the duration 5 s",
         ),
         ("duration: 5\nassertions:\n  - {boards_down: {by: 9}}\n", "assertions[0].boards_down: looks at 9 s"),
         ("duration: 5\nassertions:\n  - {inside: {x: [1, 0], y: [0, 1], at: 1}}\n", "assertions[0].inside.x"),

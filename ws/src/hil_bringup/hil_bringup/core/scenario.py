@@ -21,6 +21,7 @@ The format, with every assertion kind (times in simulated seconds)::
     world: empty                    # a world of hil_sim (demo, empty) or a YAML path
     start: {x: 0.0, y: 0.0, yaw: 0.0}
     mcu: virtual                    # virtual | simavr
+    physics: native                 # native | mujoco
     firmware: ""                    # simavr: an ELF (default: robot_mcu built for the run)
     behaviour: ""                   # "" (MANUAL) | boards | light
     checked: false
@@ -67,6 +68,7 @@ from hil_bringup.core.checks import (
     window_text,
 )
 from hil_bringup.core.goto import GotoGoal
+from hil_bringup.core.graph import PHYSICS
 from hil_bringup.errors import HilBringupError
 
 MCU_KINDS = ("virtual", "simavr")
@@ -82,6 +84,7 @@ _TOP_KEYS = (
     "world",
     "start",
     "mcu",
+    "physics",
     "firmware",
     "behaviour",
     "checked",
@@ -304,6 +307,7 @@ class Scenario:
     world: str = ""
     start: tuple[float, float, float] | None = None
     mcu: str = "virtual"
+    physics: str = "native"
     firmware: str = ""
     behaviour: str = ""
     checked: bool = False
@@ -583,6 +587,12 @@ def load_scenario(path: str | Path) -> Scenario:
             raise HilBringupError(
                 f"{source}: timeline[{index}].at = {event.at:g} is after the duration {duration:g} s"
             )
+        if isinstance(event, Goto) and event.at + event.goal.timeout + event.goal.settle > duration + 1e-9:
+            # The run would end before the goto could: its check would fail for want of time.
+            raise HilBringupError(
+                f"{source}: timeline[{index}].goto: at {event.at:g} s + timeout {event.goal.timeout:g} s "
+                f"+ settle {event.goal.settle:g} s ends after the duration {duration:g} s"
+            )
         events.append(event)
     assertions = top.data.get("assertions")
     if not isinstance(assertions, list) or not assertions:
@@ -616,6 +626,7 @@ def load_scenario(path: str | Path) -> Scenario:
         world=resolve_world(top.text("world", ""), base=path.parent, source=source),
         start=start,
         mcu=mcu,
+        physics=top.text("physics", "native", choices=PHYSICS),
         firmware=firmware,
         behaviour=top.text("behaviour", "", choices=BEHAVIOURS),
         checked=top.boolean("checked", False),
