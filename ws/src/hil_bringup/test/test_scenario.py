@@ -174,7 +174,8 @@ assertions:
             "timeline[0].fault.link: 'radio' is not one of",
         ),
         (
-            "duration: 5\ntimeline:\n  - {at: 1, goto: {x: 1, y: 0, timeout: 5}}\n" + MINIMAL.split("\n", 1)[1],
+            "duration: 5\ntimeline:\n  - {at: 1, goto: {x: 1, y: 0, timeout: 5}}\n"
+            + MINIMAL.split("\n", 1)[1],
             "timeline[0].goto: at 1 s + timeout 5 s + settle 0.3 s ends after the duration 5 s",
         ),
         ("duration: 5\nassertions:\n  - {boards_down: {by: 9}}\n", "assertions[0].boards_down: looks at 9 s"),

@@ -554,6 +554,61 @@ def resolve_world(value: str, *, base: Path, source: str) -> str:
     return str(path)
 
 
+def _events(top: _Fields, duration: float) -> tuple[Event, ...]:
+    """The timeline's events, each within the duration."""
+    timeline = top.data.get("timeline") or []
+    if not isinstance(timeline, list):
+        raise top.fail("timeline", f"expected a list of events, got {timeline!r}")
+    events = []
+    for index, item in enumerate(timeline):
+        event = _event(_Fields(item, f"timeline[{index}]", top.source))
+        where = f"{top.source}: timeline[{index}]"
+        if event.at > duration:
+            raise HilBringupError(f"{where}.at = {event.at:g} is after the duration {duration:g} s")
+        if isinstance(event, Goto) and event.at + event.goal.timeout + event.goal.settle > duration + 1e-9:
+            # The run would end before the goto could: its check would fail for want of time.
+            raise HilBringupError(
+                f"{where}.goto: at {event.at:g} s + timeout {event.goal.timeout:g} s "
+                f"+ settle {event.goal.settle:g} s ends after the duration {duration:g} s"
+            )
+        events.append(event)
+    return tuple(events)
+
+
+def _assertions(top: _Fields, duration: float) -> tuple[tuple[str, Mapping[str, Any], str], ...]:
+    """The assertions as (kind, fields, where), each checked once and within the duration."""
+    assertions = top.data.get("assertions")
+    if not isinstance(assertions, list) or not assertions:
+        raise top.fail("assertions", f"expected a non-empty list, got {assertions!r}")
+    read = []
+    for index, item in enumerate(assertions):
+        entry = _Fields(item, f"assertions[{index}]", top.source)
+        kind = _one_kind(entry, tuple(_CHECKS))
+        body = entry.sub(kind)
+        _CHECKS[kind](body)  # checked now, made fresh per run
+        deadline = _deadline(body)
+        if deadline is not None and deadline > duration:
+            raise HilBringupError(
+                f"{top.source}: assertions[{index}].{kind}: looks at {deadline:g} s, "
+                f"after the duration {duration:g} s"
+            )
+        read.append((kind, body.data, body.where))
+    return tuple(read)
+
+
+def _firmware(top: _Fields, mcu: str, base: Path) -> str:
+    """The firmware ELF's path (simavr only), or empty."""
+    firmware = top.text("firmware", "")
+    if not firmware:
+        return ""
+    if mcu != "simavr":
+        raise top.fail("firmware", "is for mcu: simavr")
+    elf = Path(firmware) if Path(firmware).is_absolute() else base / firmware
+    if not elf.is_file():
+        raise top.fail("firmware", f"no file {elf}")
+    return str(elf)
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and check a scenario file.
 
@@ -577,48 +632,9 @@ def load_scenario(path: str | Path) -> Scenario:
         spec = top.sub("faults")
         spec.only(("drop", "corrupt"))
         faults = (spec.probability("drop"), spec.probability("corrupt"))
-    timeline = top.data.get("timeline") or []
-    if not isinstance(timeline, list):
-        raise top.fail("timeline", f"expected a list of events, got {timeline!r}")
-    events = []
-    for index, item in enumerate(timeline):
-        event = _event(_Fields(item, f"timeline[{index}]", source))
-        if event.at > duration:
-            raise HilBringupError(
-                f"{source}: timeline[{index}].at = {event.at:g} is after the duration {duration:g} s"
-            )
-        if isinstance(event, Goto) and event.at + event.goal.timeout + event.goal.settle > duration + 1e-9:
-            # The run would end before the goto could: its check would fail for want of time.
-            raise HilBringupError(
-                f"{source}: timeline[{index}].goto: at {event.at:g} s + timeout {event.goal.timeout:g} s "
-                f"+ settle {event.goal.settle:g} s ends after the duration {duration:g} s"
-            )
-        events.append(event)
-    assertions = top.data.get("assertions")
-    if not isinstance(assertions, list) or not assertions:
-        raise top.fail("assertions", f"expected a non-empty list, got {assertions!r}")
-    read = []
-    for index, item in enumerate(assertions):
-        entry = _Fields(item, f"assertions[{index}]", source)
-        kind = _one_kind(entry, tuple(_CHECKS))
-        body = entry.sub(kind)
-        _CHECKS[kind](body)  # checked now, made fresh per run
-        deadline = _deadline(body)
-        if deadline is not None and deadline > duration:
-            raise HilBringupError(
-                f"{source}: assertions[{index}].{kind}: looks at {deadline:g} s, "
-                f"after the duration {duration:g} s"
-            )
-        read.append((kind, body.data, body.where))
+    events = _events(top, duration)
+    assertions = _assertions(top, duration)
     mcu = top.text("mcu", "virtual", choices=MCU_KINDS)
-    firmware = top.text("firmware", "")
-    if firmware:
-        if mcu != "simavr":
-            raise top.fail("firmware", "is for mcu: simavr")
-        elf = Path(firmware) if Path(firmware).is_absolute() else path.parent / firmware
-        if not elf.is_file():
-            raise top.fail("firmware", f"no file {elf}")
-        firmware = str(elf)
     return Scenario(
         name=top.text("name", path.stem),
         path=path,
@@ -627,14 +643,14 @@ def load_scenario(path: str | Path) -> Scenario:
         start=start,
         mcu=mcu,
         physics=top.text("physics", "native", choices=PHYSICS),
-        firmware=firmware,
+        firmware=_firmware(top, mcu, path.parent),
         behaviour=top.text("behaviour", "", choices=BEHAVIOURS),
         checked=top.boolean("checked", False),
         seed=top.integer("seed", 0, minimum=0),
         faults=faults,
         duration=duration,
-        events=tuple(events),
-        assertions=tuple(read),
+        events=events,
+        assertions=assertions,
     )
 
 
