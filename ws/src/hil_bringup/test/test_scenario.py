@@ -80,6 +80,15 @@ def test_every_shipped_scenario_reads_and_makes_its_checks(path: Path) -> None:
     assert all(check.label for check in checks)
 
 
+def test_the_readme_example_scenario_reads(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[4] / "README.md").read_text()
+    start = readme.index("description: teleop, then silence")
+    scenario = load_scenario(write(tmp_path, readme[start : readme.index("```", start)]))
+    assert scenario.checked and scenario.fault_proxies
+    assert len(scenario.checks()) == 7
+    assert len(scenario.events) == 4
+
+
 # --- reading ------------------------------------------------------------------------------------
 
 
