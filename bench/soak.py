@@ -144,7 +144,9 @@ def main() -> int:
             " byte on both links and directions (command 38400 baud, signal 115200), seeds"
             f" 0..{args.seeds - 1}, limit {args.limit:g} s simulated; messages summed over the seeds"
             " (damaged includes lines lost with their predecessor's line feed); replug: cable out"
-            " 0.1 s every 0.2 s of running plus the recovery, reconnect backoff on simulated time"
+            " 0.1 s every 0.2 s of running plus the recovery, reconnect backoff on simulated time."
+            " A run that is not done is the boards behaviour trapped at the box, out of range of"
+            " the last boards: the baseline shows when that happens without any fault"
         ),
         details={"accounting": accounting},
     )
