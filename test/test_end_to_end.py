@@ -21,10 +21,10 @@ from hil_bringup.runner import GraphRunner
 from hil_sim.core.motor import MotorBank
 from hil_sim.core.simulation import RobotParams
 
-#: The demo task's limit: with seed 0 the six boards fell by 29 s of simulated time
-#: (virtual MCU) and 22 s (firmware in simavr) when this was written. 60 s leaves
-#: room for model changes. (Not every seed finishes: with the firmware's 60 ms ping,
-#: seeds 1 and 3 keep the robot returning to the box; DESIGN.md "Control loop".)
+#: The demo task's limit: with seed 0 the six boards fell by 25.6 s of simulated time
+#: (virtual MCU) and 27.1 s (firmware in simavr), about 30 s on MuJoCo, when this was
+#: written. 60 s leaves room for model changes. (Seeds 0-4 finish with the virtual MCU,
+#: 0-3 with the firmware; DESIGN.md "Control loop".)
 DEMO_LIMIT_S = 60.0
 
 

@@ -162,15 +162,31 @@ def test_boards_backs_off_for_two_seconds_then_turns_away_for_one(left: bool, ri
 
 
 @pytest.mark.parametrize(
-    ("heading", "charges"), [(90.0, False), (105.0, False), (75.0, False), (115.0, True), (270.0, True)]
+    ("heading", "charges"),
+    [(90.0, False), (105.0, False), (75.0, False), (134.0, False), (46.0, False), (136.0, True), (270, True)],
 )
-def test_boards_does_not_charge_where_it_bumped_for_twenty_seconds(heading: float, charges: bool) -> None:
+def test_boards_does_not_charge_within_45_degrees_of_a_bump_for_20_s(heading: float, charges: bool) -> None:
     boards = BoardsBehaviour()
     boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=90.0), 10.0)
     there = sensors(ultrasonic_cm=50.0, heading_deg=heading)
     assert boards.update(there, 14.0) == ((0.4, 0.0) if charges else (0.0, 1.5))
     # What stood there is charged again once the bump is 20 s old.
     assert boards.update(there, 30.0) == (0.4, 0.0)
+
+
+def test_boards_forgets_a_bump_whose_obstacle_fell() -> None:
+    boards = BoardsBehaviour()
+    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=90.0), 10.0)
+    boards.update(sensors(ultrasonic_cm=200.0, heading_deg=90.0), 11.9)  # backed off: nothing there now
+    # A neighbour 30 degrees away is charged at once.
+    assert boards.update(sensors(ultrasonic_cm=60.0, heading_deg=120.0), 13.1) == (0.4, 0.0)
+
+
+def test_boards_keeps_a_bump_whose_obstacle_is_still_there() -> None:
+    boards = BoardsBehaviour()
+    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=90.0), 10.0)
+    boards.update(sensors(ultrasonic_cm=40.0, heading_deg=90.0), 11.9)  # still 40 cm away
+    assert boards.update(sensors(ultrasonic_cm=60.0, heading_deg=120.0), 13.1) == (0.0, 1.5)
 
 
 def test_boards_ignore_window_wraps_around_north() -> None:
@@ -197,6 +213,88 @@ def test_boards_bumper_held_keeps_backing_off() -> None:
     boards = BoardsBehaviour()
     held = sensors(ultrasonic_cm=3.0, bumper_right=True)
     assert all(boards.update(held, now) == (-0.2, 0.0) for now in times(0.0, 6.0))
+
+
+def spinning(boards: BoardsBehaviour, start: float, seconds: float, *, deg_per_frame: float = 3.0) -> list:
+    """Feed a spin with nothing in range: the compass turns ``deg_per_frame`` each frame."""
+    out = []
+    for k, now in enumerate(times(start, seconds)):
+        heading = (90.0 + k * deg_per_frame) % 360.0
+        out.append((now, boards.update(sensors(ultrasonic_cm=200.0, heading_deg=heading), now)))
+    return out
+
+
+def test_boards_drives_out_after_looking_all_round_with_nothing_in_range() -> None:
+    boards = BoardsBehaviour()
+    got = spinning(boards, 0.0, 8.0)
+    # 400 degrees at 3 degrees a frame: 134 frames of search, then 2 s (60 frames) out, then search again.
+    assert [twist for _, twist in got[:134]] == [(0.0, 1.5)] * 134
+    assert [twist for _, twist in got[134:194]] == [(0.4, 0.0)] * 60
+    assert got[195][1] == (0.0, 1.5)
+
+
+@pytest.mark.parametrize("deg_per_frame", [3.0, -3.0, 0.0])
+def test_boards_search_counts_the_turn_by_the_compass_either_way(deg_per_frame: float) -> None:
+    boards = BoardsBehaviour()
+    got = [twist for _, twist in spinning(boards, 0.0, 6.0, deg_per_frame=deg_per_frame)]
+    # A robot that does not turn (wheels blocked) has not looked round: it keeps spinning.
+    assert ((0.4, 0.0) in got) is (deg_per_frame != 0.0)
+
+
+def test_boards_compass_noise_does_not_end_a_search_early() -> None:
+    boards = BoardsBehaviour()
+    rng = np.random.default_rng(0)
+    for k, now in enumerate(times(0.0, 20.0)):
+        noisy = 90.0 + float(rng.normal(0.0, 5.0))
+        assert boards.update(sensors(ultrasonic_cm=200.0, heading_deg=noisy), now) == (0.0, 1.5), k
+
+
+def test_boards_search_drive_stops_for_something_in_range_and_a_bump() -> None:
+    boards = BoardsBehaviour()
+    spinning(boards, 0.0, 4.6)  # 138 frames: driving out
+    assert boards.update(sensors(ultrasonic_cm=200.0, heading_deg=0.0), 5.5) == (0.4, 0.0)
+    assert boards.update(sensors(ultrasonic_cm=90.0, heading_deg=0.0), 5.6) == (0.4, 0.0)  # charges it
+    assert boards.update(sensors(ultrasonic_cm=3.0, bumper_left=True, heading_deg=0.0), 5.7) == (-0.2, 0.0)
+    # After the back-off and the turn away, a search starts afresh.
+    assert boards.update(sensors(ultrasonic_cm=200.0, heading_deg=0.0), 8.8) == (0.0, 1.5)
+
+
+def turning_robot(
+    boards: BoardsBehaviour, start: float, seconds: float, echo: tuple[float, float] | None
+) -> list[tuple[float, tuple[float, float]]]:
+    """A robot whose compass turns 3 degrees a frame while the behaviour spins it, else holds.
+
+    ``echo`` is (heading, cm) of the one thing the ranger sees; 200 cm elsewhere.
+    """
+    heading, got = 90.0, []
+    for now in times(start, seconds):
+        distance = echo[1] if echo and abs((heading - echo[0] + 180) % 360 - 180) < 4.0 else 200.0
+        twist = boards.update(sensors(ultrasonic_cm=distance, heading_deg=heading), now)
+        got.append((heading, twist))
+        if twist[1] > 0:
+            heading = (heading + 3.0) % 360.0
+    return got
+
+
+def test_boards_heads_for_the_nearest_echo_beyond_range_after_looking_all_round() -> None:
+    # Something at 180 cm (beyond the 150 cm it charges at) around heading 300.
+    got = turning_robot(BoardsBehaviour(), 0.0, 12.0, echo=(300.0, 180.0))
+    # 400 degrees of search end at heading 130: it turns on to face the echo (seen over
+    # 297-303, aimed at within 10 degrees) and drives that way for 2 s.
+    driving = [heading for heading, twist in got if twist == (0.4, 0.0)]
+    assert len(driving) == 60
+    assert len(set(driving)) == 1  # straight
+    assert abs(driving[0] - 300.0) <= 4.0 + 10.0
+
+
+def test_boards_ignores_far_echoes_where_it_bumped() -> None:
+    boards = BoardsBehaviour()
+    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=300.0), 0.0)
+    got = turning_robot(boards, 3.1, 10.0, echo=(300.0, 180.0))
+    # The only echo is where it bumped: no aim, it drives straight out where the look ended.
+    driving = [heading for heading, twist in got if twist == (0.4, 0.0)]
+    assert driving
+    assert abs(driving[0] - 130.0) <= 3.0
 
 
 def test_boards_reset_forgets_a_back_off() -> None:
