@@ -88,6 +88,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--record", default="", help="record a rosbag2 (MCAP) of the run to this path")
     parser.add_argument("--headless", action="store_true", help="no live status, progress lines only")
     parser.add_argument("--world", default="", help="world YAML (default: hil_sim's demo world)")
+    parser.add_argument(
+        "--physics",
+        default="native",
+        choices=PHYSICS,
+        help="physics backend: native (2-D numpy engine) or mujoco (MuJoCo, boards topple)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise")
     parser.add_argument("--checked", action="store_true", help="checked mode on both links")
     parser.add_argument(
@@ -95,12 +101,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="a link fault proxy on both links (0.1 %% drop and corruption per byte unless given below);"
         " metrics.json then accounts for every message they damaged",
-    )
-    parser.add_argument(
-        "--physics",
-        default="native",
-        choices=PHYSICS,
-        help="physics backend: native (2-D numpy engine) or mujoco (MuJoCo, boards topple)",
     )
     parser.add_argument(
         "--fault-drop",
@@ -226,6 +226,7 @@ def run(
         robots=args.robots,
         rtf=args.rtf,
         world=args.world,
+        physics=args.physics,
         behaviour=args.behaviour,
         checked=args.checked,
         faults=args.faults or args.fault_drop is not None or args.fault_corrupt is not None,
@@ -250,7 +251,6 @@ def run(
     runner = GraphRunner(options)
     status = Status(runner)
     log = RunLog(runner.sim.sim.world)
-        physics=args.physics,
     print(
         f"hil_sim_runner: started in {time.monotonic() - started:.2f} s "
         f"({'lockstep, as fast as possible' if runner.lockstep else f'rtf {options.rtf:g}'})",
@@ -378,6 +378,7 @@ def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOption
         "wall_duration_s": round(snapshot["wall_time"], 3),
         "rtf": round(snapshot["rtf"], 3),
         "mode": "lockstep" if runner.lockstep else f"real time, rtf {options.rtf:g}",
+        "physics": runner.sim.sim.backend,
         "seed": options.seed,
         "robots": options.robots,
         "final_pose": [round(v, 4) for v in snapshot["pose"]],
@@ -402,7 +403,6 @@ def main(argv: list[str] | None = None) -> int:
     remove_dead_dds_segments()
     args = parse(argv)
     try:
-        "physics": runner.sim.sim.backend,
         return run(args, signals=signals)
     except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
         print(f"hil_sim_runner: {exc}", file=sys.stderr)

@@ -138,9 +138,9 @@ class DecodeStats:
     messages: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
     #: Lines missing from the sequence (checked mode only).
+    lost: int = 0
     #: Times the peer's numbering started again (checked mode: it restarted).
     resyncs: int = 0
-    lost: int = 0
     last_error: str = ""
 
     @property
