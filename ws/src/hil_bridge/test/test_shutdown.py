@@ -67,6 +67,9 @@ def test_deferred_block_finishes_before_a_keyboard_interrupt() -> None:
         """
         import os, signal
         from hil_bridge.core.shutdown import deferred_signals
+        # Python installs this only if SIGINT was not ignored when it started, and a job
+        # started in the background by a non-interactive shell (CI) has it ignored.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         steps = []
         try:
             with deferred_signals():
