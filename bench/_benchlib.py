@@ -126,17 +126,27 @@ def _pyplot() -> Any:
     return plt
 
 
-def bar_plot(rates: Mapping[str, float], *, target: float, unit: str, title: str, path: str) -> None:
-    """Bars of throughput (thousands of ``unit`` per second) with the target as a line."""
+def bar_plot(
+    rates: Mapping[str, float],
+    *,
+    target: float,
+    unit: str,
+    title: str,
+    path: str,
+    thousands: bool = True,
+    target_label: str = "target",
+) -> None:
+    """Bars of a rate (thousands of ``unit`` per second, or as given) with the target as a line."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     labels = list(rates)
-    bars = ax.bar(
-        labels, [rates[k] / 1000 for k in labels], color=["tab:blue", "tab:cyan", "tab:gray"][: len(labels)]
-    )
-    ax.bar_label(bars, fmt="%.0f")
-    ax.axhline(target / 1000, color="tab:red", linestyle="--", label=f"target {target / 1000:.0f}k {unit}/s")
-    ax.set_ylabel(f"thousand {unit} / s")
+    scale = 1000.0 if thousands else 1.0
+    colours = ["tab:blue", "tab:cyan", "tab:gray", "tab:olive"]
+    bars = ax.bar(labels, [rates[k] / scale for k in labels], color=colours[: len(labels)])
+    ax.bar_label(bars, fmt="%.0f" if thousands else "%.1f")
+    shown = f"{target / scale:.0f}k {unit}/s" if thousands else f"{target:g} {unit}"
+    ax.axhline(target / scale, color="tab:red", linestyle="--", label=f"{target_label} {shown}")
+    ax.set_ylabel(f"thousand {unit} / s" if thousands else unit)
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()

@@ -132,6 +132,8 @@ def main() -> None:
             unit="x real time",
             title="lockstep speed (simulated s per wall s)",
             path=args.plot,
+            thousands=False,
+            target_label="target (virtual MCU)",
         )
     emit(
         NAME,

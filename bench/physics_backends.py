@@ -17,7 +17,7 @@ import argparse
 import time
 from pathlib import Path
 
-from _benchlib import emit, private_ros_domain, progress
+from _benchlib import bar_plot, emit, private_ros_domain, progress
 
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.runner import GraphRunner
@@ -63,25 +63,6 @@ def whole_loop(physics: str, seconds: float) -> float:
         runner.stop()
 
 
-def plot(rates: dict[str, float], path: str) -> None:
-    """Bars of real-time factor, the target as a line."""
-    import matplotlib  # noqa: PLC0415 - only when a picture is asked for
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    bars = ax.bar(list(rates), list(rates.values()), color=["tab:blue", "tab:gray", "tab:blue", "tab:gray"])
-    ax.bar_label(bars, fmt="%.1f")
-    ax.axhline(20.0, color="tab:red", ls="--", label="target (mujoco core) 20x")
-    ax.set_ylabel("simulated s per wall s")
-    ax.set_title("physics backends: mujoco beside native")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=10.0, help="simulated seconds per core run")
@@ -101,14 +82,19 @@ def main() -> None:
     progress(NAME, f"mujoco loop {mujoco_loop:.1f}x; whole loop, native")
     native_loop = whole_loop("native", args.loop_seconds)
     if args.plot:
-        plot(
+        bar_plot(
             {
                 "mujoco core": mujoco_core["rtf"],
                 "native core": native_core["rtf"],
                 "loop, mujoco": mujoco_loop,
                 "loop, native": native_loop,
             },
-            args.plot,
+            target=20.0,
+            unit="x real time",
+            title="physics backends: mujoco beside native",
+            path=args.plot,
+            thousands=False,
+            target_label="target (mujoco core)",
         )
     emit(
         NAME,
