@@ -251,6 +251,8 @@ class GraphRunner:
                     self._follow_by_call_of(node)
             self._set_ros_clocks()
             self._owe_reads()
+            if isinstance(self.mcu, VirtualMcuNode):
+                self.mcu.plug_taps.append(self._owe_reads)  # new ptys after a replug
             if not self._extra_nodes and "recorder" not in self.nodes:
                 # With a recorder or extra nodes the executor has more to serve: poll it.
                 self._inputs = _InputTaker(list(self.loop.subscriptions))
@@ -343,8 +345,8 @@ class GraphRunner:
             pty = by_path.get(link.port)
             if pty is None:
                 continue
-            link.owed = lambda pty=pty: pty.bytes_written  # type: ignore[misc]
-            pty.owed = lambda link=link: link.bytes_out  # type: ignore[misc]
+            link.owe(lambda pty=pty: pty.bytes_written)  # type: ignore[misc]
+            pty.owe(lambda link=link: link.bytes_out)  # type: ignore[misc]
 
     def _follow_by_call_of(self, node: Node) -> None:
         """Lockstep: ``node``'s ROS clock is set by step() instead of through /clock.

@@ -119,6 +119,8 @@ class VirtualMcuNode(Node):
         self.plugged = True
         #: Times the cable was plugged back in.
         self.replugs = 0
+        #: Called after :meth:`plug` made new ptys (the lockstep runner pairs them with their readers).
+        self.plug_taps: list[Callable[[], None]] = []
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
         self.command, self.signal = pty_pairs(
@@ -163,6 +165,8 @@ class VirtualMcuNode(Node):
             self.command, self.signal = pty_pairs(*self._ports, names=("command_port", "signal_port"))
             self.plugged = True
             self.replugs += 1
+        for tap in self.plug_taps:
+            tap()
 
     def run(self) -> None:
         """The event loop: wait for bytes or the next deadline, then :meth:`tick`."""

@@ -266,6 +266,11 @@ class PtyPair:
                     self._owed_offset += missing - len(rest)  # lost for good: never wait for them again
         return data
 
+    def owe(self, written: Callable[[], int]) -> None:
+        """Lockstep: reads take all the user writes from now on; ``written`` counts them all."""
+        self.owed = written
+        self._owed_offset = written() - self.bytes_read
+
     def write(self, data: bytes) -> int:
         """Write to the user without blocking; returns how many bytes the tty took."""
         try:

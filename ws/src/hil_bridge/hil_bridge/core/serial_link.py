@@ -189,6 +189,12 @@ class SerialLink:
                 data += self._owed_rest(fd)
             return data
 
+    def owe(self, written: Callable[[], int]) -> None:
+        """Lockstep: polls take all the peer writes from now on; ``written`` counts them all."""
+        with self._lock:
+            self.owed = written
+            self._owed_offset = written() - self.bytes_in
+
     def _owed_rest(self, fd: int) -> bytes:
         assert self.owed is not None
         missing = self.owed() - self.bytes_in - self._owed_offset
