@@ -170,3 +170,9 @@ def test_launch_files_are_one_flat_launch_description() -> None:
         source = (PACKAGE / "launch" / name).read_text()
         assert source.count("LaunchDescription(") == 1, name
         assert "graph_actions" in source, name
+
+
+@pytest.mark.parametrize("rtf", [float("nan"), float("inf"), -1.0])
+def test_a_pace_that_is_not_a_finite_number_at_least_zero_is_refused(rtf: float) -> None:
+    with pytest.raises(HilBringupError, match="rtf"):
+        GraphOptions(rtf=rtf)

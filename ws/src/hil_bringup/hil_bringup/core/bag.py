@@ -15,11 +15,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
+from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.paths import share_dir
 from hil_bringup.errors import HilBringupError
 
@@ -100,9 +100,18 @@ def run_options(path: str | Path) -> dict[str, Any]:
         HilBringupError: not a readable bag.
     """
     metadata = Path(path) / "metadata.yaml"
+    data = load_yaml(metadata, what="the bag's metadata", error=HilBringupError)
+    info = data.get("rosbag2_bagfile_information") if isinstance(data, dict) else None
+    if not isinstance(info, dict):
+        raise HilBringupError(f"{metadata}: not a rosbag2 metadata file (no rosbag2_bagfile_information)")
+    custom = info.get("custom_data") or {}
+    text = custom.get(RUN_KEY) if isinstance(custom, dict) else None
+    if not text:
+        return {}
     try:
-        info = yaml.safe_load(metadata.read_text())["rosbag2_bagfile_information"]
-    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
-        raise HilBringupError(f"{metadata}: not a rosbag2 metadata file: {exc}") from exc
-    text = (info.get("custom_data") or {}).get(RUN_KEY)
-    return json.loads(text) if text else {}
+        options = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise HilBringupError(f"{metadata}: custom_data.{RUN_KEY} is not JSON: {exc}") from None
+    if not isinstance(options, dict):
+        raise HilBringupError(f"{metadata}: custom_data.{RUN_KEY} is not a mapping of run options")
+    return options

@@ -99,8 +99,8 @@ class GraphOptions:
     def __post_init__(self) -> None:
         if self.robots < 1:
             raise HilBringupError(f"robots = {self.robots!r}: need at least one")
-        if self.rtf < 0:
-            raise HilBringupError(f"rtf = {self.rtf!r} must be >= 0 (0: as fast as possible)")
+        if not (math.isfinite(self.rtf) and self.rtf >= 0):
+            raise HilBringupError(f"rtf = {self.rtf!r} must be a finite number >= 0 (0: as fast as possible)")
         if self.mcu not in MCU_KINDS:
             raise HilBringupError(f"mcu = {self.mcu!r} is not one of {', '.join(MCU_KINDS)}")
         if self.physics not in PHYSICS:
