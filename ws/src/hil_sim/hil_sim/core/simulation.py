@@ -34,8 +34,10 @@ from hil_sim.core.sensors import (
     RangerSpec,
     SharpIrModel,
     adc_counts,
+    bumper_sectors,
     cone_directions,
     heading_deg,
+    light_readings,
     ultrasonic_cm,
 )
 from hil_sim.core.world import Pose, WorldConfig
@@ -298,8 +300,9 @@ class Simulation:
         robot = self.robot
         bearing = wrap_angle(bearing)
         # The switches' sectors overlap in front: a head-on hit closes both.
-        left = (bearing >= -robot.bumper_overlap) & (bearing <= robot.bumper_half_angle)
-        right = (bearing <= robot.bumper_overlap) & (bearing >= -robot.bumper_half_angle)
+        left, right = bumper_sectors(
+            bearing, half_angle=robot.bumper_half_angle, overlap=robot.bumper_overlap
+        )
         until = now + robot.bumper_hold
         self.bumper_until[robots[left], LEFT] = until
         self.bumper_until[robots[right], RIGHT] = until
@@ -321,17 +324,14 @@ class Simulation:
         readings.ir_distance_cm = ir_cm
         readings.ir_voltage = self.ir.with_error(self.ir.voltage(ir_cm), uniform[:, 0], uniform[:, 1])
         readings.ir_adc = adc_counts(readings.ir_voltage)
-        mounts = self.yaw[:, None] + self._light_mounts[None, :]
-        sx = self.x[:, None] + robot.light_radius * np.cos(mounts)
-        sy = self.y[:, None] + robot.light_radius * np.sin(mounts)
         light = self.world.light
-        to_x, to_y = light.x - sx, light.y - sy
-        clean = self.photoresistor.reading(
-            np.hypot(to_x, to_y), np.arctan2(to_y, to_x) - mounts, light.reference_distance
-        )
-        picks = uniform[:, 2:].reshape(self.count, 4, 3)
-        readings.light = np.round(
-            self.photoresistor.with_error(clean, picks[..., 0], picks[..., 1], picks[..., 2])
+        readings.light = light_readings(
+            self.photoresistor,
+            (self.x, self.y, self.yaw),
+            mounts=self._light_mounts,
+            radius=robot.light_radius,
+            light=(light.x, light.y, light.reference_distance),
+            picks=uniform[:, 2:].reshape(self.count, 4, 3),
         )
         readings.magnetic_field = self.earth.body(self.yaw, normal[:, 1:4], robot.magnetometer_sigma)
         readings.heading_deg = heading_deg(readings.magnetic_field)
