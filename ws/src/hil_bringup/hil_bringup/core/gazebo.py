@@ -58,15 +58,23 @@ from hil_bringup.core.urdf import Inertial, Joint, Link, Shape, joints, links, l
 from hil_bringup.errors import HilBringupError
 from hil_sim.core.gz_adapter import DRIVES, MODEL_NAME, WHEEL_JOINTS, bridged_topics, scan_specs
 from hil_sim.core.simulation import RobotParams
-from hil_sim.core.world import BOX_HEIGHT, WALL_HEIGHT, Board, Pose, WorldConfig, load_world
+from hil_sim.core.world import (
+    BOX_HEIGHT,
+    CASTER_FRICTION,
+    WALL_HEIGHT,
+    WALL_THICKNESS,
+    Board,
+    Pose,
+    WorldConfig,
+    load_world,
+)
 
 Matrix = npt.NDArray[np.float64]
 
 SDF_VERSION = "1.9"
 #: Wall thickness (m), as the MuJoCo backend's; the walls' inner faces are the arena's edges.
-WALL_THICKNESS = 0.02
 #: The ball caster's sliding friction (it rolls), as the MuJoCo backend's.
-CASTER_LINK, CASTER_FRICTION = "caster", 0.002
+CASTER_LINK = "caster"
 #: A continuous joint's limits: SDFormat's URDF import uses the same.
 UNLIMITED = 1e16
 #: Where the magnetometer system's table has no declination (module docstring).

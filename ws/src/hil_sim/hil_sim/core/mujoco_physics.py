@@ -40,7 +40,15 @@ import numpy as np
 from hil_bridge.core.paths import share_dir
 from hil_sim.core.motor import MotorBank
 from hil_sim.core.physics import Array, BoolArray, IndexArray, Rays, Touch
-from hil_sim.core.world import BOX_HEIGHT, WALL_HEIGHT, Board, Pose, WorldConfig
+from hil_sim.core.world import (
+    BOX_HEIGHT,
+    CASTER_FRICTION,
+    WALL_HEIGHT,
+    WALL_THICKNESS,
+    Board,
+    Pose,
+    WorldConfig,
+)
 from hil_sim.errors import HilSimError
 
 if TYPE_CHECKING:
@@ -68,8 +76,6 @@ _SLOT = 5
 #: Contacts this low (m) are with the floor (a tipped robot's disc), which no bumper feels.
 FLOOR_CONTACT_Z = 0.01
 #: The ball caster's sliding friction (it rolls).
-CASTER_FRICTION = 0.002
-WALL_THICKNESS = 0.02
 #: The links of the robot's URDF the backend needs.
 BASE, WHEELS, CASTER = "base_link", ("left_wheel", "right_wheel"), "caster"
 

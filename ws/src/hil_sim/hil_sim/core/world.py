@@ -57,6 +57,10 @@ MAX_BOXES = 1000
 #: Heights (m) of the arena walls and of boxes, for 3-D engines and pictures.
 WALL_HEIGHT = 0.2
 BOX_HEIGHT = 0.2
+#: Thickness (m) of the arena walls in 3-D engines (MuJoCo, the Gazebo export).
+WALL_THICKNESS = 0.02
+#: Sliding friction of the robot's ball caster on the floor in 3-D engines: it rolls.
+CASTER_FRICTION = 0.002
 
 
 @dataclass(frozen=True)
