@@ -64,7 +64,6 @@ from hil_sim.errors import HilSimError
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: Spawn key of the radio's random stream (sensor noise uses ``(seed, robot)``).
 RADIO_STREAM = 0x52_41_44_49
@@ -75,7 +74,7 @@ MIN_DISTANCE = 0.1
 MAX_PAYLOAD = 48
 #: Module states of ``RST`` lines.
 STATES = ("LISTEN", "SEND", "SWITCH")
-#: Receive-buffer key of broadcast packets in a send queue.
+#: Send-queue key of broadcast packets.
 _BROADCAST = -1
 #: Tick rounding: times such as 0.06 / 0.02 land a hair below the integer.
 _TICK_SLACK = 1e-6
