@@ -41,8 +41,10 @@ def test_a_lockstep_poll_waits_for_owed_bytes_the_kernel_has_not_passed_on(
     pair: tuple[PtyPair, SerialLink],
 ) -> None:
     pty, link = pair
-    link.owed = lambda: 6
+    claimed = [0]  # the peer counts 6 bytes written; the kernel passes on the last 3 late
+    link.owe(lambda: claimed[0])
     pty.write(b"abc")
+    claimed[0] = 6
     writer = later(0.05, lambda: pty.write(b"def"))
     data = b""
     deadline = time.monotonic() + 2.0
@@ -51,12 +53,13 @@ def test_a_lockstep_poll_waits_for_owed_bytes_the_kernel_has_not_passed_on(
     data += link.poll()
     writer.join()
     assert data == b"abcdef"
-    assert link.short_reads == 0
+    assert link.owed is not None
+    assert link.owed.short_reads == 0
 
 
 def test_a_lockstep_pty_read_waits_for_what_the_user_wrote(pair: tuple[PtyPair, SerialLink]) -> None:
     pty, link = pair
-    pty.owed = lambda: link.bytes_out
+    pty.owe(lambda: link.bytes_out)
     link.write(b"DRV1,2\n")
     writer = later(0.05, lambda: link.write(b"HBB,1.5\n"))
     time.sleep(0.02)
@@ -68,14 +71,17 @@ def test_a_lockstep_pty_read_waits_for_what_the_user_wrote(pair: tuple[PtyPair, 
 
 def test_owed_bytes_that_never_come_are_given_up_once_and_counted(pair: tuple[PtyPair, SerialLink]) -> None:
     pty, link = pair
-    link.owed = lambda: 8
+    claimed = [0]  # what the peer says it wrote: 8 bytes, of which only 4 ever come
+    link.owe(lambda: claimed[0])
     pty.write(b"abcd")
+    claimed[0] = 8
     start = time.monotonic()
     data = b""
     while len(data) < 4 and time.monotonic() - start < 3.0:
         data += link.poll()
     assert data == b"abcd"
-    assert link.short_reads == 1
+    assert link.owed is not None
+    assert link.owed.short_reads == 1
     assert time.monotonic() - start < 3.0  # bounded (0.5 s), not forever
     again = time.monotonic()
     assert link.poll() == b""

@@ -11,17 +11,15 @@ the result.
 
 In the one-process runner the recorder can be fed by call instead (:meth:`record`):
 the control loop hands it every operator input (``cmd_vel``, ``robotCommand``) as it
-takes it, and in lockstep the recorder stamps with the simulated clock
-(:meth:`use_clock`). A second DDS reader of those topics could take a message in
-another period than the loop (or miss the first ones before it discovered the
-topic), and the ROS clock follows ``/clock`` through DDS, late under load: either
-made a replay of a loaded run diverge.
+takes it. A second DDS reader of those topics could take a message in another period
+than the loop, or miss the first ones before it discovered the topic, which made a
+replay of a loaded run diverge. (In lockstep the runner sets every node's ROS clock to
+the simulated time, so the stamps are simulated time too, not ``/clock`` through DDS.)
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from typing import Any
 
 from rclpy.node import Node
@@ -74,7 +72,6 @@ class RecorderNode(Node):
         self._skipped: set[str] = set()
         #: Topics fed by :meth:`record` instead of a subscription.
         self._by_call: set[str] = set()
-        self._stamp_clock: Callable[[], float] | None = None
         self.discover()
         self.create_timer(params.as_float("discovery_period"), self.discover)
         self.get_logger().info(f"recording to {target}")
@@ -101,10 +98,6 @@ class RecorderNode(Node):
                 raw=True,
             )
 
-    def use_clock(self, clock: Callable[[], float]) -> None:
-        """Stamp with ``clock`` (seconds; the simulated clock in lockstep), not the ROS clock."""
-        self._stamp_clock = clock
-
     def record_by_call(self, topics: list[str]) -> None:
         """Take ``topics`` (fully qualified) from :meth:`record` only, never from DDS."""
         for topic in topics:
@@ -117,16 +110,11 @@ class RecorderNode(Node):
         """Write ``message`` on ``topic`` as taken now by the node that fed it."""
         kind = type(message)
         msgtype = f"{kind.__module__.split('.')[0]}/msg/{kind.__name__}"  # a rosidl class: pkg.msg._name
-        self.bag.write(topic, msgtype, self._now_ns(), serialize_message(message))
-
-    def _now_ns(self) -> int:
-        if self._stamp_clock is not None:
-            return round(self._stamp_clock() * 1e9)
-        return int(self.get_clock().now().nanoseconds)
+        self.bag.write(topic, msgtype, self.get_clock().now().nanoseconds, serialize_message(message))
 
     def on_message(self, topic: str, msgtype: str, data: bytes) -> None:
         """Write one serialized message, stamped now."""
-        self.bag.write(topic, msgtype, self._now_ns(), data)
+        self.bag.write(topic, msgtype, self.get_clock().now().nanoseconds, data)
 
     def start(self) -> None:
         """Nothing to start: recording happens in callbacks."""

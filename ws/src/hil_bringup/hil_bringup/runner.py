@@ -53,16 +53,16 @@ from hil_sim.simavr_mcu_node import SimavrMcuNode
 from hil_sim.virtual_mcu_node import VirtualMcuNode
 from robot_control.control_loop_node import ControlLoopNode
 
-#: Options that describe this machine's run rather than the experiment (not kept in bags).
 #: A bound on the callbacks one lockstep period serves, so a flood cannot stall it.
 _MAX_CALLBACKS_PER_STEP = 1000
-#: Stopping a recorded lockstep run: wait until DDS has been quiet this long (at most the max), s.
 #: Lockstep: the executor is polled at least this often (simulated s) even with no input.
 _FULL_SERVE_PERIOD_S = 1.0
+#: Stopping a recorded lockstep run: wait until DDS has been quiet this long (at most the max), s.
 _DRAIN_QUIET_S = 0.2
 _DRAIN_MAX_S = 3.0
 #: Nodes with no input for the lockstep driver to serve (see GraphRunner._executor_for).
 _SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description"}
+#: Options that describe this machine's run rather than the experiment (not kept in bags).
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
 #: Name prefix of a run's private pty folder in the temporary directory.
 LINK_DIR_PREFIX = "hil-links-"
@@ -256,8 +256,6 @@ class GraphRunner:
             if not self._extra_nodes and "recorder" not in self.nodes:
                 # With a recorder or extra nodes the executor has more to serve: poll it.
                 self._inputs = _InputTaker(list(self.loop.subscriptions))
-            if "recorder" in self.nodes:
-                self.nodes["recorder"].use_clock(clock)  # type: ignore[attr-defined]
         else:
             for proxy in self.proxies:
                 proxy.start()
@@ -331,11 +329,12 @@ class GraphRunner:
         """Lockstep: every pty read here takes all its peer in this process has written.
 
         Each pty of the run whose both ends are here (the virtual MCU's, the fault
-        proxies') is paired with the link that opened it, by path, and each end learns
-        how many bytes the other wrote (``owed``); a read waits, bounded, for the ones
-        the kernel has not passed on yet (``hil_bridge.core.lockstep_io``). The
-        firmware in simavr writes its ptys from the harness process, which counts
-        nothing here: those reads stay as they are.
+        proxies') and that is not paired yet (new after a replug or an MCU restart) is
+        paired with the link that opened it, by path: each end learns how many bytes the
+        other wrote (``owe``), and a read waits, bounded, for the ones the kernel has not
+        passed on yet (``hil_bridge.core.lockstep_io``). The firmware in simavr writes
+        its ptys from the harness process, which counts nothing here: those reads stay
+        as they are.
         """
         masters = [proxy.pty for proxy in self.proxies]
         if isinstance(self.mcu, VirtualMcuNode):
@@ -343,7 +342,7 @@ class GraphRunner:
         by_path = {pty.path: pty for pty in masters}
         for link in (self.loop.link, self.bridge.link, *(proxy.upstream for proxy in self.proxies)):
             pty = by_path.get(link.port)
-            if pty is None:
+            if pty is None or pty.owed is not None:
                 continue
             link.owe(lambda pty=pty: pty.bytes_written)  # type: ignore[misc]
             pty.owe(lambda link=link: link.bytes_out)  # type: ignore[misc]
@@ -377,7 +376,6 @@ class GraphRunner:
             handler()
             if handler.exception() is not None:
                 raise handler.exception()  # type: ignore[misc]
-
         return _MAX_CALLBACKS_PER_STEP
 
     def kill_mcu(self) -> None:

@@ -5,7 +5,7 @@ finds nothing at all waits for that work, but one that still has older unread by
 gets only those: under load, a line written in this period can reach the reader a
 frame late, and a lockstep run stops repeating. In a lockstep run both ends of every
 pty are in one process and count their bytes, so a reader that knows how many bytes
-it is owed reads until it has them (:func:`read_rest`).
+it is owed reads until it has them (:class:`OwedBytes`, :func:`read_rest`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import errno
 import os
 import select
 import time
+from collections.abc import Callable
 
 #: How long a lockstep read waits for owed bytes before it gives up on them (counted).
 OWED_TIMEOUT_S = 0.5
@@ -47,3 +48,35 @@ def read_rest(fd: int, missing: int, *, timeout: float = OWED_TIMEOUT_S) -> byte
         chunks.append(chunk)
         missing -= len(chunk)
     return b"".join(chunks)
+
+
+class OwedBytes:
+    """What a lockstep reader is owed: every byte its peer writes from the pairing on.
+
+    ``written`` counts everything the peer has ever written; what it wrote before the
+    pairing (or before :meth:`rebase`, when a reopened port flushed it) is not owed.
+    """
+
+    def __init__(self, written: Callable[[], int], have: int) -> None:
+        self.written = written
+        #: Reads that waited for the kernel, and that gave up waiting.
+        self.late_reads = 0
+        self.short_reads = 0
+        self._offset = 0
+        self.rebase(have)
+
+    def rebase(self, have: int) -> None:
+        """Owe only what the peer writes from now on (``have``: bytes read so far)."""
+        self._offset = self.written() - have
+
+    def take_rest(self, fd: int, have: int) -> bytes:
+        """The owed bytes not read yet (``have`` read so far), waited for at most OWED_TIMEOUT_S."""
+        missing = self.written() - have - self._offset
+        if missing <= 0:
+            return b""
+        self.late_reads += 1
+        rest = read_rest(fd, missing)
+        if len(rest) < missing:
+            self.short_reads += 1
+            self._offset += missing - len(rest)  # lost for good: never wait for them again
+        return rest

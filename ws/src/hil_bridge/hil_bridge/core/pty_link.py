@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from hil_bridge.core.lockstep_io import read_rest
+from hil_bridge.core.lockstep_io import OwedBytes
 from hil_bridge.errors import HilBridgeError
 
 _log = logging.getLogger(__name__)
@@ -227,12 +227,8 @@ class PtyPair:
         #: Bytes read from / written to the user.
         self.bytes_read = 0
         self.bytes_written = 0
-        #: Lockstep: how many bytes the user has written in all (the runner owns both ends).
-        self.owed: Callable[[], int] | None = None
-        self._owed_offset = 0
-        #: Lockstep reads that waited for the kernel, and that gave up waiting.
-        self.late_reads = 0
-        self.short_reads = 0
+        #: Lockstep: what the user has written and reads are owed (:meth:`owe`).
+        self.owed: OwedBytes | None = None
 
     @property
     def path(self) -> str:
@@ -255,21 +251,14 @@ class PtyPair:
             data = b""
         self.bytes_read += len(data)
         if self.owed is not None:
-            missing = self.owed() - self.bytes_read - self._owed_offset
-            if missing > 0:
-                self.late_reads += 1
-                rest = read_rest(self.master_fd, missing)
-                self.bytes_read += len(rest)
-                data += rest
-                if len(rest) < missing:
-                    self.short_reads += 1
-                    self._owed_offset += missing - len(rest)  # lost for good: never wait for them again
+            rest = self.owed.take_rest(self.master_fd, self.bytes_read)
+            self.bytes_read += len(rest)
+            data += rest
         return data
 
     def owe(self, written: Callable[[], int]) -> None:
         """Lockstep: reads take all the user writes from now on; ``written`` counts them all."""
-        self.owed = written
-        self._owed_offset = written() - self.bytes_read
+        self.owed = OwedBytes(written, self.bytes_read)
 
     def write(self, data: bytes) -> int:
         """Write to the user without blocking; returns how many bytes the tty took."""

@@ -31,7 +31,7 @@ from enum import Enum
 
 import serial
 
-from hil_bridge.core.lockstep_io import read_rest
+from hil_bridge.core.lockstep_io import OwedBytes
 from hil_bridge.errors import HilBridgeError
 
 #: Baud rates the links use (DESIGN.md: 38400 default on the command link, 115200
@@ -85,14 +85,9 @@ class SerialLink:
         self.bytes_out = 0
         #: Bytes the OS would not take without blocking (peer not reading).
         self.write_drops = 0
-        #: Lockstep: how many bytes the peer has written in all (a runner that owns both
-        #: ends of a pty sets it); a poll then waits, bounded, for the ones the kernel
-        #: has not passed on yet (:mod:`~hil_bridge.core.lockstep_io`).
-        self.owed: Callable[[], int] | None = None
-        self._owed_offset = 0
-        #: Lockstep polls that waited for the kernel, and that gave up waiting.
-        self.late_reads = 0
-        self.short_reads = 0
+        #: Lockstep: what the peer has written and polls are owed (:meth:`owe`); a poll
+        #: then waits, bounded, for the ones the kernel has not passed on yet.
+        self.owed: OwedBytes | None = None
         self.errors: Counter[str] = Counter()
 
     def use_clock(self, clock: Callable[[], float]) -> None:
@@ -134,8 +129,7 @@ class SerialLink:
         self._backoff = self.backoff_min
         self.generation += 1
         if self.owed is not None:
-            # Opening flushed whatever the peer had written before: not owed any more.
-            self._owed_offset = self.owed() - self.bytes_in
+            self.owed.rebase(self.bytes_in)  # opening flushed what the peer had written before
         self.state = LinkState.OPEN
         self.detail = f"{self.port}: open at {self.baud} baud"
 
@@ -186,27 +180,15 @@ class SerialLink:
                 return b""
             self.bytes_in += len(data)
             if self.owed is not None:
-                data += self._owed_rest(fd)
+                rest = self.owed.take_rest(fd, self.bytes_in)
+                self.bytes_in += len(rest)
+                data += rest
             return data
 
     def owe(self, written: Callable[[], int]) -> None:
         """Lockstep: polls take all the peer writes from now on; ``written`` counts them all."""
         with self._lock:
-            self.owed = written
-            self._owed_offset = written() - self.bytes_in
-
-    def _owed_rest(self, fd: int) -> bytes:
-        assert self.owed is not None
-        missing = self.owed() - self.bytes_in - self._owed_offset
-        if missing <= 0:
-            return b""
-        self.late_reads += 1
-        rest = read_rest(fd, missing)
-        self.bytes_in += len(rest)
-        if len(rest) < missing:
-            self.short_reads += 1
-            self._owed_offset += missing - len(rest)  # lost for good: never wait for them again
-        return rest
+            self.owed = OwedBytes(written, self.bytes_in)
 
     def write(self, data: bytes) -> bool:
         """Write ``data`` now; False if the port is down or the OS took only part of it."""
