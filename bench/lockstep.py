@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from _benchlib import bar_plot, emit, private_ros_domain, progress
+from _runnerlib import lockstep_rtf
 
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.runner import GraphRunner
@@ -35,21 +36,8 @@ BEFORE = {"virtual_whole_loop_rtf": 3.2, "simavr_whole_loop_rtf": "1.3-1.5"}
 
 def whole_loop(mcu: str, seconds: float) -> dict[str, float]:
     """RTF (wall and per CPU second) of the lockstep runner over ``seconds`` simulated."""
-    runner = GraphRunner(GraphOptions(rtf=0.0, mcu=mcu, behaviour="boards"))
-    runner.start()
-    try:
-        for _ in range(20):  # past start-up (ptys opened, first frames)
-            runner.step()
-        start_sim, start, cpu = runner.sim.sim.time, time.perf_counter(), time.process_time()
-        while runner.sim.sim.time - start_sim < seconds:
-            runner.step()
-        simulated = runner.sim.sim.time - start_sim
-        return {
-            "rtf": simulated / (time.perf_counter() - start),
-            "rtf_per_cpu_s": simulated / (time.process_time() - cpu),
-        }
-    finally:
-        runner.stop()
+    rtf, per_cpu = lockstep_rtf(GraphOptions(rtf=0.0, mcu=mcu, behaviour="boards"), seconds)
+    return {"rtf": rtf, "rtf_per_cpu_s": per_cpu}
 
 
 def breakdown(seconds: float) -> dict[str, float]:

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from _benchlib import bar_plot, emit, private_ros_domain, progress
+from _runnerlib import lockstep_rtf
 
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.runner import GraphRunner
 from hil_sim.core.build import build_simulation
 from hil_sim.core.world import load_world
 
@@ -50,17 +50,8 @@ def core(physics: str, seconds: float, *, repeats: int) -> dict[str, float]:
 
 def whole_loop(physics: str, seconds: float) -> float:
     """RTF of the lockstep runner, virtual MCU, boards demo, over ``seconds`` simulated."""
-    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="virtual", behaviour="boards", physics=physics))
-    runner.start()
-    try:
-        for _ in range(20):  # past start-up (ptys opened, first frames)
-            runner.step()
-        start_sim, start = runner.sim.sim.time, time.perf_counter()
-        while runner.sim.sim.time - start_sim < seconds:
-            runner.step()
-        return (runner.sim.sim.time - start_sim) / (time.perf_counter() - start)
-    finally:
-        runner.stop()
+    options = GraphOptions(rtf=0.0, mcu="virtual", behaviour="boards", physics=physics)
+    return lockstep_rtf(options, seconds)[0]
 
 
 def main() -> None:

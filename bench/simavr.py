@@ -25,11 +25,11 @@ from pathlib import Path
 
 import serial
 from _benchlib import emit, interleaved_round_trips, latency_stats, private_ros_domain, progress
+from _runnerlib import lockstep_rtf
 
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.pty_link import PtyPair
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.runner import GraphRunner
 from hil_sim.core.simavr import (
     FirmwareOptions,
     SimavrProcess,
@@ -102,16 +102,7 @@ def real_time(elf: Path, seconds: float) -> dict[str, float]:
 
 def whole_loop(mcu: str, seconds: float) -> float:
     """Simulated seconds per wall second of the lockstep runner (boards demo)."""
-    runner = GraphRunner(GraphOptions(rtf=0.0, mcu=mcu, behaviour="boards"))
-    runner.start()
-    try:
-        runner.step()
-        start_sim, start = runner.sim.sim.time, time.perf_counter()
-        while runner.sim.sim.time - start_sim < seconds:
-            runner.step()
-        return (runner.sim.sim.time - start_sim) / (time.perf_counter() - start)
-    finally:
-        runner.stop()
+    return lockstep_rtf(GraphOptions(rtf=0.0, mcu=mcu, behaviour="boards"), seconds, warmup=1)[0]
 
 
 class NodeLink:
