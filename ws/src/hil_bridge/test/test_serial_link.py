@@ -7,6 +7,8 @@ is checked with an injected fake clock.
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
 import textwrap
@@ -17,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from hil_bridge.core import serial_link
 from hil_bridge.core.pty_link import PtyPair, pty_pairs
 from hil_bridge.core.serial_link import LinkState, SerialLink
 from hil_bridge.errors import HilBridgeError
@@ -117,6 +120,31 @@ def test_poll_returns_nothing_when_no_data_has_arrived(pty: PtyPair, make_link: 
     assert link.poll() == b""
     assert link.state is LinkState.OPEN
     assert link.fileno() is not None
+
+
+def test_a_byte_arriving_just_after_an_empty_read_is_not_taken_for_a_hangup(
+    pty: PtyPair, make_link: LinkFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The race made deterministic: the peer's byte lands between the link's empty
+    # read and its hang-up check. Taking that for an unplug reopened the port, which
+    # flushed what had arrived (a flaky CI run lost a whole burst this way).
+    link = make_link(pty.path)
+    open_link(link)
+    fd = link.fileno()
+    real_read = os.read
+
+    def read_then_the_peer_writes(descriptor: int, size: int) -> bytes:
+        data = real_read(descriptor, size)
+        if descriptor == fd and not data:
+            assert pty.write(b"x") == 1
+            select.select([descriptor], [], [], WAIT_S)
+        return data
+
+    monkeypatch.setattr(serial_link.os, "read", read_then_the_peer_writes)
+    assert link.poll() == b""
+    monkeypatch.undo()
+    assert link.state is LinkState.OPEN and link.generation == 1 and not link.errors
+    assert receive(link.poll, 1) == b"x"
 
 
 def test_missing_port_reports_reconnecting_with_the_path_and_never_raises(

@@ -39,6 +39,21 @@ from hil_bridge.errors import HilBridgeError
 STANDARD_BAUDS = (9600, 19200, 38400, 57600, 115200, 230400, 250000, 500000, 1000000)
 
 
+def _hung_up(fd: int) -> bool:
+    """After an empty read: was the port hung up, or was there simply nothing yet?
+
+    With VMIN 0 a tty read returns nothing both when no byte has come and when the
+    device is gone. pyserial tells the two apart by whether the descriptor is readable,
+    which races with a byte arriving between the read and the check (a writer on
+    another core, or the tty's deferred work finishing): a live port would be taken
+    for unplugged and reopened, and reopening flushes what it had received. Only a
+    hung-up tty reports POLLHUP/POLLERR.
+    """
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return any(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, events in poller.poll(0))
+
+
 class LinkState(str, Enum):
     """Connection state of a :class:`SerialLink`."""
 
@@ -169,10 +184,8 @@ class SerialLink:
             fd = self._serial.fileno()
             try:
                 data = os.read(fd, self.read_size)
-                # With VMIN 0 an empty read is "nothing yet", unless the tty says it is
-                # readable: then it was hung up (unplugged), as pyserial also reasons.
-                if not data and select.select([fd], [], [], 0)[0]:
-                    raise OSError("the device reports readiness but returns no data (disconnected?)")
+                if not data and _hung_up(fd):
+                    raise OSError("the device hung up (unplugged, or its pty was closed)")
             except BlockingIOError:
                 data = b""
             except OSError as exc:
