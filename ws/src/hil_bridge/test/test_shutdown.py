@@ -113,6 +113,42 @@ def test_console_entry_installs_the_handlers_before_it_imports_the_module(tmp_pa
     assert result.stdout.strip() == "[True, True]"
 
 
+def test_stop_signals_during_interpreter_teardown_do_not_kill_a_process_that_stopped(tmp_path: Path) -> None:
+    # A sender keeps signalling from the moment main() returns until the process is
+    # gone, so some signals land while the interpreter tears down (where Python puts
+    # the default handlers back unless a signal is ignored).
+    (tmp_path / "probe_node.py").write_text(
+        textwrap.dedent(
+            """
+            import os, subprocess, sys
+
+            SENDER = (
+                "import os, signal, sys, time\\n"
+                "pid = int(sys.argv[1])\\n"
+                "while os.getppid() == pid:  # until the probe is gone (a zombie takes kills too)\\n"
+                "    os.kill(pid, signal.SIGINT); os.kill(pid, signal.SIGTERM); time.sleep(0.0001)\\n"
+            )
+
+            def main():
+                from hil_bridge.core.shutdown import shutdown_signals
+                subprocess.Popen([sys.executable, "-c", SENDER, str(os.getpid())])
+                assert shutdown_signals().wait(30.0), "the sender never started"
+                return 0
+            """
+        )
+    )
+    result = run_python(
+        """
+        import sys
+        sys.path.insert(0, ".")
+        from hil_bridge.core.shutdown import console_main
+        sys.exit(console_main("probe_node")())
+        """,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+
+
 #: Executables that run until stopped; each must install the handlers before its imports.
 LONG_RUNNING = {
     "control_loop": "robot_control.console:control_loop",

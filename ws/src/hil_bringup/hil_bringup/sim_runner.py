@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hil_bridge.core.arg_types import finite, integer
 from hil_bridge.core.leftovers import remove_dead_dds_segments
-from hil_bridge.core.shutdown import ShutdownSignals, shutdown_signals
+from hil_bridge.core.shutdown import ShutdownSignals, ignore_further_stop_signals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.done import DonePredicate, DoneWatch, task_done
 from hil_bringup.core.graph import BEHAVIOURS, PHYSICS, GraphOptions
@@ -407,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
         print(f"hil_sim_runner: {exc}", file=sys.stderr)
         return 2
+    finally:
+        ignore_further_stop_signals()
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ re-entrant).
 * :func:`console_main`: a console script's entry that installs them before importing
   the node's module, so a signal during the imports (rclpy alone takes a quarter of a
   second) is a clean stop too.
+* :func:`ignore_further_stop_signals`: after ``main()``, so a signal during the
+  interpreter's teardown is not a death by signal.
 * :func:`deferred_signals`: a block that a signal cannot interrupt, where someone
   else's handlers are in place (the signal is delivered again after it).
 """
@@ -106,12 +108,31 @@ def shutdown_signals() -> ShutdownSignals:
     return _process_signals
 
 
+def ignore_further_stop_signals() -> None:
+    """On the way out, once ``main()`` has returned: SIGINT/SIGTERM change nothing more.
+
+    The stop is done, so a later request has nothing left to stop. Left to itself,
+    Python's finalisation puts SIG_DFL back for every handler it installed except
+    "ignore", so the second of two signals sent back to back, landing while the
+    interpreter tore down, killed a process that had stopped cleanly (exit -2 after
+    "stopped", seen under load when the sender was preempted between its two kills).
+    Main thread only; elsewhere it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def console_main(module: str) -> Callable[[], int]:
     """A console script's entry point: stop signals first, then ``module``'s ``main()``."""
 
     def main() -> int:
         shutdown_signals()
-        status: int = importlib.import_module(module).main()
+        try:
+            status: int = importlib.import_module(module).main()
+        finally:
+            ignore_further_stop_signals()
         return status
 
     main.__doc__ = f"Run {module}.main() with SIGINT/SIGTERM handled from the first moment."
