@@ -432,6 +432,21 @@ def test_signal_frames_carry_the_pins_every_period() -> None:
     assert mcu.counters()["timer_overruns"] == 0
 
 
+@pytest.mark.parametrize("rate", [1000, 200, 2000])
+def test_a_signal_frame_every_period_on_a_steps_over_rate_clock(rate: int) -> None:
+    # The runner's lockstep clock is steps / rate, which misses the k * 5 ms grid by an ulp.
+    mcu = make()
+    sent = []
+    for step in range(1, rate + 1):
+        mcu.tick(step / rate)
+        sent.append(mcu.counters()["signal_frames_sent"])
+    assert sent[-1] == 200
+    assert mcu.counters()["timer_overruns"] == 0
+    # One frame at each 5 ms boundary, none early or late.
+    steps_per_frame = rate // 200
+    assert [sent[k * steps_per_frame - 1] for k in range(1, 201)] == list(range(1, 201))
+
+
 def test_signal_frame_reports_the_current_pins() -> None:
     mcu = make()
     send(mcu, "DRV100,0")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from robot_control.core.behaviours import (
     PhotoresistorResponse,
     Sensors,
 )
-from robot_control.core.kinematics import DriveGeometry, twist_to_commands
+from robot_control.core.behaviours.boards import heading_error
 from robot_control.errors import RobotControlError
 
 SRC = Path(__file__).resolve().parents[2]
@@ -129,84 +130,150 @@ def test_behaviour_stands_still_before_the_first_report(behaviour: Any) -> None:
     assert behaviour.update(None, 0.0) == (0.0, 0.0)
 
 
-@pytest.mark.parametrize("distance", [2.0, 80.0, 149.9])
-def test_boards_drives_forward_at_an_obstacle_within_150_cm(distance: float) -> None:
-    assert BoardsBehaviour().update(sensors(ultrasonic_cm=distance), 0.0) == (0.4, 0.0)
+@dataclass
+class Thing:
+    """A round obstacle of the test world; a board falls when the robot touches it."""
+
+    x: float
+    y: float
+    radius: float
+    falls: bool = True
+    #: Seen by the ranger but out of the bumpers' reach (a shelf, a table's edge).
+    overhead: bool = False
+    down: bool = False
+    hits: int = 0
 
 
-@pytest.mark.parametrize("distance", [150.0, 180.0, 200.0])
-def test_boards_spins_left_in_place_when_nothing_is_in_range(distance: float) -> None:
-    linear, angular = BoardsBehaviour().update(sensors(ultrasonic_cm=distance), 0.0)
-    assert linear == 0.0
-    assert angular > 0  # counter-clockwise: left
-    left, right = twist_to_commands(linear, angular, DriveGeometry())
-    assert left == -right < 0
+@dataclass
+class World:
+    """An ideal robot among round things: twists are obeyed exactly, the ranger sees the
+    nearest surface within its cone, a bumper closes on contact. Compass headings are
+    clockwise from north (+y), as the robot's compass reports them."""
+
+    things: list[Thing]
+    x: float = 0.0
+    y: float = 0.0
+    heading: float = 90.0
+    robot_radius: float = 0.08
+    cone_deg: float = 15.0
+    max_cm: float = 200.0
+    touching: Thing | None = None
+
+    def sensors(self) -> Sensors:
+        nearest = self.max_cm
+        for thing in self.things:
+            if thing.down:
+                continue
+            dx, dy = thing.x - self.x, thing.y - self.y
+            bearing = math.degrees(math.atan2(dx, dy)) % 360.0
+            distance = math.hypot(dx, dy)
+            half_width = self.cone_deg + math.degrees(thing.radius / distance)
+            if abs(heading_error(bearing, self.heading)) <= half_width:
+                nearest = min(nearest, 100 * (distance - thing.radius - self.robot_radius))
+        bumped = self.touching is not None
+        return sensors(ultrasonic_cm=max(nearest, 2.0), bumper_left=bumped, heading_deg=self.heading)
+
+    def move(self, twist: tuple[float, float], dt: float) -> None:
+        linear, angular = twist
+        self.heading = (self.heading - math.degrees(angular * dt)) % 360.0
+        self.x += linear * dt * math.sin(math.radians(self.heading))
+        self.y += linear * dt * math.cos(math.radians(self.heading))
+        self.touching = None
+        for thing in self.things:
+            reach = thing.radius + self.robot_radius
+            if not (thing.down or thing.overhead) and math.hypot(thing.x - self.x, thing.y - self.y) < reach:
+                thing.hits += 1
+                self.touching = thing
+                if thing.falls:
+                    thing.down = True
+                else:  # pushed back out of the fixed thing
+                    self.x -= linear * dt * math.sin(math.radians(self.heading))
+                    self.y -= linear * dt * math.cos(math.radians(self.heading))
+
+    def run(self, boards: BoardsBehaviour, seconds: float, start: float = 0.0) -> list[tuple[float, float]]:
+        twists = []
+        for now in times(start, seconds):
+            twist = boards.update(self.sensors(), now)
+            twists.append(twist)
+            self.move(twist, FRAME)
+        return twists
 
 
-@pytest.mark.parametrize(("left", "right"), [(True, False), (False, True), (True, True)])
-def test_boards_backs_off_for_two_seconds_then_turns_away_for_one(left: bool, right: bool) -> None:
-    boards = BoardsBehaviour()
-    ahead = sensors(ultrasonic_cm=20.0)
-    hit = sensors(ultrasonic_cm=5.0, bumper_left=left, bumper_right=right)
-    assert boards.update(ahead, 9.0) == (0.4, 0.0)
-    assert boards.update(hit, 10.0) == (-0.2, 0.0)
-    # The bumper opens again, the obstacle is still ahead: backs off for 2 s, turns
-    # left for 1 s, then charges what it sees in another direction.
-    elsewhere = sensors(ultrasonic_cm=20.0, heading_deg=180.0)
-    outputs = [
-        (now, boards.update(ahead if now < 13.0 else elsewhere, now)) for now in times(10.0 + FRAME, 4.0)
+def ring(count: int = 6, radius: float = 0.6) -> list[Thing]:
+    return [
+        Thing(radius * math.cos(2 * math.pi * k / count), radius * math.sin(2 * math.pi * k / count), 0.05)
+        for k in range(count)
     ]
-    for now, twist in outputs:
-        expected = (-0.2, 0.0) if now < 12.0 else (0.0, 1.5) if now < 13.0 else (0.4, 0.0)
-        assert twist == expected, now
 
 
-@pytest.mark.parametrize(
-    ("heading", "charges"),
-    [(90.0, False), (105.0, False), (75.0, False), (134.0, False), (46.0, False), (136.0, True), (270, True)],
-)
-def test_boards_does_not_charge_within_45_degrees_of_a_bump_for_20_s(heading: float, charges: bool) -> None:
+def test_boards_knocks_down_a_ring_of_boards_and_ends_at_home() -> None:
+    box = Thing(1.2, -1.1, 0.2, falls=False)
+    world = World([*ring(), box])
+    world.run(BoardsBehaviour(), 60.0)
+    assert all(thing.down for thing in world.things[:6])
+    assert math.hypot(world.x, world.y) < 0.05  # every trip comes back to where it began
+    # The box, hit and still there after the trip, is not charged again within block_s.
+    assert box.hits <= 1
+
+
+@pytest.mark.parametrize("start_heading", [0.0, 90.0, 200.0, 359.0])
+def test_boards_scans_all_round_before_it_charges_anything(start_heading: float) -> None:
+    world = World(ring(), heading=start_heading)
     boards = BoardsBehaviour()
-    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=90.0), 10.0)
-    there = sensors(ultrasonic_cm=50.0, heading_deg=heading)
-    assert boards.update(there, 14.0) == ((0.4, 0.0) if charges else (0.0, 1.5))
-    # What stood there is charged again once the bump is 20 s old.
-    assert boards.update(there, 30.0) == (0.4, 0.0)
+    twists = world.run(boards, 380 / math.degrees(1.5) - 2 * FRAME)
+    assert set(twists) == {(0.0, 1.5)}  # a spin to the left, even with boards in range
+    assert not any(thing.down for thing in world.things)
 
 
-def test_boards_forgets_a_bump_whose_obstacle_fell() -> None:
+def test_boards_aims_at_the_middle_of_the_headings_an_echo_was_seen_at() -> None:
+    world = World([Thing(0.6 * math.sin(math.radians(300.0)), 0.6 * math.cos(math.radians(300.0)), 0.05)])
     boards = BoardsBehaviour()
-    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=90.0), 10.0)
-    boards.update(sensors(ultrasonic_cm=200.0, heading_deg=90.0), 11.9)  # backed off: nothing there now
-    # A neighbour 30 degrees away is charged at once.
-    assert boards.update(sensors(ultrasonic_cm=60.0, heading_deg=120.0), 13.1) == (0.4, 0.0)
+    for now in times(0.0, 8.0):
+        twist = boards.update(world.sensors(), now)
+        if twist[0] > 0:
+            break
+        world.move(twist, FRAME)
+    assert boards.mode == "charge"
+    assert abs(heading_error(world.heading, 300.0)) <= boards.aim_deg
 
 
-def test_boards_keeps_a_bump_whose_obstacle_is_still_there() -> None:
+def test_boards_comes_back_along_its_heading_for_as_long_as_it_charged() -> None:
+    world = World([Thing(0.0, 1.0, 0.05)], heading=0.0)  # one board due north
     boards = BoardsBehaviour()
-    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=90.0), 10.0)
-    boards.update(sensors(ultrasonic_cm=40.0, heading_deg=90.0), 11.9)  # still 40 cm away
-    assert boards.update(sensors(ultrasonic_cm=60.0, heading_deg=120.0), 13.1) == (0.0, 1.5)
+    twists = world.run(boards, 12.0)
+    charge = [k for k, (linear, _) in enumerate(twists) if linear > 0]
+    back = [k for k, (linear, _) in enumerate(twists) if linear < 0]
+    assert world.things[0].down
+    assert abs(len(back) - len(charge)) <= 1  # the same speed both ways
+    assert back[0] == charge[-1] + 1
 
 
-def test_boards_ignore_window_wraps_around_north() -> None:
+def test_boards_leaves_alone_what_it_hit_and_is_still_there_for_block_s() -> None:
+    wall = Thing(0.0, 1.0, 0.1, falls=False)
+    world = World([wall], heading=0.0)
     boards = BoardsBehaviour()
-    boards.update(sensors(ultrasonic_cm=5.0, bumper_right=True, heading_deg=355.0), 0.0)
-    assert boards.update(sensors(ultrasonic_cm=50.0, heading_deg=5.0), 4.0) == (0.0, 1.5)
+    world.run(boards, boards.block_s)
+    assert wall.hits == 1
+    world.run(boards, 20.0, start=boards.block_s)
+    assert wall.hits == 2  # tried again once the block ran out
 
 
-def test_boards_sequence_spin_charge_hit_back_off_turn_spin() -> None:
+def test_boards_blocks_an_echo_it_missed_three_times() -> None:
+    world = World([Thing(0.0, 1.0, 0.05, overhead=True)], heading=0.0)
     boards = BoardsBehaviour()
-    far, near = sensors(ultrasonic_cm=200.0), sensors(ultrasonic_cm=120.0)
-    hit = sensors(ultrasonic_cm=3.0, bumper_left=True, bumper_right=True)
-    seen = [far] * 30 + [near] * 30 + [hit] * 2 + [far] * 70
-    got = [boards.update(report, k * FRAME) for k, report in enumerate(seen)]
-    # Frames at 30 Hz: the hit at frame 60 (t = 2 s) backs off until t = 4 s (frame 120),
-    # then turns (the same spin as the search) with nothing in range.
-    assert got[:30] == [(0.0, 1.5)] * 30
-    assert got[30:60] == [(0.4, 0.0)] * 30
-    assert got[60:120] == [(-0.2, 0.0)] * 60
-    assert got[121:] == [(0.0, 1.5)] * 11
+    twists = world.run(boards, 50.0)
+    trips = sum(1 for k in range(1, len(twists)) if twists[k][0] > 0 >= twists[k - 1][0])
+    assert trips == boards.misses
+    assert math.hypot(world.x, world.y) < 0.05
+
+
+def test_boards_bumped_while_scanning_backs_off_then_scans_again() -> None:
+    boards = BoardsBehaviour()
+    boards.update(sensors(), 0.0)
+    assert boards.update(sensors(bumper_right=True), 0.5) == (-0.2, 0.0)
+    assert boards.update(sensors(), 2.4) == (-0.2, 0.0)
+    assert boards.update(sensors(), 2.6) == (0.0, 1.5)
+    assert boards.mode == "scan"
 
 
 def test_boards_bumper_held_keeps_backing_off() -> None:
@@ -217,91 +284,41 @@ def test_boards_bumper_held_keeps_backing_off() -> None:
 
 def spinning(boards: BoardsBehaviour, start: float, seconds: float, *, deg_per_frame: float = 3.0) -> list:
     """Feed a spin with nothing in range: the compass turns ``deg_per_frame`` each frame."""
-    out = []
-    for k, now in enumerate(times(start, seconds)):
-        heading = (90.0 + k * deg_per_frame) % 360.0
-        out.append((now, boards.update(sensors(ultrasonic_cm=200.0, heading_deg=heading), now)))
-    return out
-
-
-def test_boards_drives_out_after_looking_all_round_with_nothing_in_range() -> None:
-    boards = BoardsBehaviour()
-    got = spinning(boards, 0.0, 8.0)
-    # 400 degrees at 3 degrees a frame: 134 frames of search, then 2 s (60 frames) out, then search again.
-    assert [twist for _, twist in got[:134]] == [(0.0, 1.5)] * 134
-    assert [twist for _, twist in got[134:194]] == [(0.4, 0.0)] * 60
-    assert got[195][1] == (0.0, 1.5)
+    return [
+        boards.update(sensors(ultrasonic_cm=200.0, heading_deg=(90.0 + k * deg_per_frame) % 360.0), now)
+        for k, now in enumerate(times(start, seconds))
+    ]
 
 
 @pytest.mark.parametrize("deg_per_frame", [3.0, -3.0, 0.0])
-def test_boards_search_counts_the_turn_by_the_compass_either_way(deg_per_frame: float) -> None:
+def test_boards_counts_the_scan_by_the_compass_either_way(deg_per_frame: float) -> None:
     boards = BoardsBehaviour()
-    got = [twist for _, twist in spinning(boards, 0.0, 6.0, deg_per_frame=deg_per_frame)]
-    # A robot that does not turn (wheels blocked) has not looked round: it keeps spinning.
-    assert ((0.4, 0.0) in got) is (deg_per_frame != 0.0)
+    spinning(boards, 0.0, (380 / 3 + 2) * FRAME, deg_per_frame=deg_per_frame)
+    # A robot that does not turn (wheels blocked) has not looked round: it is still on its first scan.
+    assert (len(boards._samples) < 3) is (deg_per_frame != 0.0)
 
 
-def test_boards_compass_noise_does_not_end_a_search_early() -> None:
+def test_boards_compass_noise_does_not_end_a_scan_early() -> None:
     boards = BoardsBehaviour()
     rng = np.random.default_rng(0)
-    for k, now in enumerate(times(0.0, 20.0)):
+    for now in times(0.0, 20.0):
         noisy = 90.0 + float(rng.normal(0.0, 5.0))
-        assert boards.update(sensors(ultrasonic_cm=200.0, heading_deg=noisy), now) == (0.0, 1.5), k
+        assert boards.update(sensors(ultrasonic_cm=50.0, heading_deg=noisy), now) == (0.0, 1.5)
+        assert boards.mode == "scan"
 
 
-def test_boards_search_drive_stops_for_something_in_range_and_a_bump() -> None:
+def test_boards_reset_forgets_a_trip_and_the_blocks() -> None:
+    wall = Thing(0.0, 1.0, 0.1, falls=False)
+    world = World([wall], heading=0.0)
     boards = BoardsBehaviour()
-    spinning(boards, 0.0, 4.6)  # 138 frames: driving out
-    assert boards.update(sensors(ultrasonic_cm=200.0, heading_deg=0.0), 5.5) == (0.4, 0.0)
-    assert boards.update(sensors(ultrasonic_cm=90.0, heading_deg=0.0), 5.6) == (0.4, 0.0)  # charges it
-    assert boards.update(sensors(ultrasonic_cm=3.0, bumper_left=True, heading_deg=0.0), 5.7) == (-0.2, 0.0)
-    # After the back-off and the turn away, a search starts afresh.
-    assert boards.update(sensors(ultrasonic_cm=200.0, heading_deg=0.0), 8.8) == (0.0, 1.5)
-
-
-def turning_robot(
-    boards: BoardsBehaviour, start: float, seconds: float, echo: tuple[float, float] | None
-) -> list[tuple[float, tuple[float, float]]]:
-    """A robot whose compass turns 3 degrees a frame while the behaviour spins it, else holds.
-
-    ``echo`` is (heading, cm) of the one thing the ranger sees; 200 cm elsewhere.
-    """
-    heading, got = 90.0, []
-    for now in times(start, seconds):
-        distance = echo[1] if echo and abs((heading - echo[0] + 180) % 360 - 180) < 4.0 else 200.0
-        twist = boards.update(sensors(ultrasonic_cm=distance, heading_deg=heading), now)
-        got.append((heading, twist))
-        if twist[1] > 0:
-            heading = (heading + 3.0) % 360.0
-    return got
-
-
-def test_boards_heads_for_the_nearest_echo_beyond_range_after_looking_all_round() -> None:
-    # Something at 180 cm (beyond the 150 cm it charges at) around heading 300.
-    got = turning_robot(BoardsBehaviour(), 0.0, 12.0, echo=(300.0, 180.0))
-    # 400 degrees of search end at heading 130: it turns on to face the echo (seen over
-    # 297-303, aimed at within 10 degrees) and drives that way for 2 s.
-    driving = [heading for heading, twist in got if twist == (0.4, 0.0)]
-    assert len(driving) == 60
-    assert len(set(driving)) == 1  # straight
-    assert abs(driving[0] - 300.0) <= 4.0 + 10.0
-
-
-def test_boards_ignores_far_echoes_where_it_bumped() -> None:
-    boards = BoardsBehaviour()
-    boards.update(sensors(ultrasonic_cm=5.0, bumper_left=True, heading_deg=300.0), 0.0)
-    got = turning_robot(boards, 3.1, 10.0, echo=(300.0, 180.0))
-    # The only echo is where it bumped: no aim, it drives straight out where the look ended.
-    driving = [heading for heading, twist in got if twist == (0.4, 0.0)]
-    assert driving
-    assert abs(driving[0] - 130.0) <= 3.0
-
-
-def test_boards_reset_forgets_a_back_off() -> None:
-    boards = BoardsBehaviour()
-    boards.update(sensors(bumper_left=True), 0.0)
+    world.run(boards, 20.0)
+    assert wall.hits == 1
+    boards.update(sensors(bumper_left=True), 20.0)
     boards.reset()
-    assert boards.update(sensors(ultrasonic_cm=50.0), 0.5) == (0.4, 0.0)
+    assert boards.mode == "scan"
+    hits = wall.hits
+    world.run(boards, 15.0, start=20.1)
+    assert wall.hits == hits + 1  # the block went with the reset
 
 
 # --- light: bearing -------------------------------------------------------------------------

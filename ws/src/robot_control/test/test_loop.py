@@ -345,14 +345,12 @@ def test_auto_boards_drives_by_the_behaviour_from_tl2() -> None:
     rig.loop.station("AUTO boards", START)
     # Before any TL2 the behaviour stands still.
     assert rig.step().result.command == (0, 0)
-    charge = twist_to_commands(0.4, 0.0, GEOMETRY)
     spin = twist_to_commands(0.0, 1.5, GEOMETRY)
     back = twist_to_commands(-0.2, 0.0, GEOMETRY)
-    script = [(tl2_values(ultrasonic_cm=200.0), spin), (tl2_values(ultrasonic_cm=90.0), charge)]
-    for values, expected in script:
+    # The behaviour starts with a scan: a spin, whatever the ranger sees.
+    for values in (tl2_values(ultrasonic_cm=200.0), tl2_values(ultrasonic_cm=90.0)):
         rig.send(Telemetry("TL2", TL2_NAMES, values))
-        frame = rig.step()
-        assert frame.drives == [Drive(*expected)]
+        assert rig.step().result.command == spin
     # A bumper hit: back off for 2 s (60 frames), with TL2 (no bumper) arriving every 3 frames.
     rig.send(Telemetry("TL2", TL2_NAMES, tl2_values(ultrasonic_cm=3.0, bumper=True)))
     hit_frame = rig.step()
@@ -456,7 +454,7 @@ def test_cmd_vel_timeout_does_not_apply_in_auto() -> None:
     for _ in range(60):
         rig.send(Telemetry("TL2", TL2_NAMES, tl2_values(ultrasonic_cm=90.0)))
         frames.append(rig.step())
-    assert set(commands(frames)) == {twist_to_commands(0.4, 0.0, GEOMETRY)}
+    assert set(commands(frames)) == {twist_to_commands(0.0, 1.5, GEOMETRY)}  # the behaviour's scan
 
 
 def test_mcu_silent_zeroes_the_motors_within_one_frame_after_its_timeout_and_recovers() -> None:

@@ -140,7 +140,7 @@ def test_auto_switches_to_the_named_behaviour_and_resets_it() -> None:
     assert (loop.mode, loop.behaviour) == ("auto", boards)
     assert result.info == "AUTO: behaviour boards"
     clear = Sensors(50.0, 0.0, (0.0, 0.0, 0.0, 0.0), False, False, 0.0)
-    assert boards.update(clear, START + 0.2) == (boards.forward_speed, 0.0)
+    assert boards.update(clear, START + 0.2) == (0.0, boards.spin_rate)  # a new scan, no back-off
 
 
 def test_manual_switches_back_to_cmd_vel() -> None:

@@ -183,6 +183,13 @@ class McuStats:
     signal_frames_received: int = 0
 
 
+#: Caller times this close before a deadline are at it. A lockstep caller's clock is
+#: ``steps / rate`` and a timer's deadlines ``first + k * period``; the two land an ulp
+#: apart, and a deadline missed by an ulp fired a step late and then skipped a period
+#: (about one signal frame in sixteen at 1 kHz steps and 5 ms frames).
+TIME_EPSILON_S = 1e-9
+
+
 class _Timer:
     """A :class:`DeadlineScheduler` run on the caller's time instead of a clock.
 
@@ -203,9 +210,10 @@ class _Timer:
 
     def due(self, now: float) -> int | None:
         """The index of the deadline that fires at ``now``, or None if none is due."""
-        if now < self.scheduler.next_deadline:
+        deadline = self.scheduler.next_deadline
+        if now < deadline - TIME_EPSILON_S:
             return None
-        self._now = now
+        self._now = max(now, deadline)
         return self.scheduler.wait().index
 
     def _clock(self) -> float:
