@@ -145,8 +145,10 @@ def main() -> int:
             f" 0..{args.seeds - 1}, limit {args.limit:g} s simulated; messages summed over the seeds"
             " (damaged includes lines lost with their predecessor's line feed); replug: cable out"
             " 0.1 s every 0.2 s of running plus the recovery, reconnect backoff on simulated time."
-            " A run that is not done is the boards behaviour trapped at the box, out of range of"
-            " the last boards: the baseline shows when that happens without any fault"
+            " A run that is not done is the boards behaviour's star search thrown off home: it times"
+            " its trips from what it commanded, and lost or damaged lines and the MCU's watchdog"
+            " (3 heartbeats lost) stop or hold the wheels under it; the baseline is the same runs"
+            " without any fault"
         ),
         details={"accounting": accounting},
     )
