@@ -92,3 +92,31 @@ def test_read_rest_returns_what_came_when_time_runs_out(pair: tuple[PtyPair, Ser
     pty, link = pair
     link.write(b"xy")
     assert read_rest(pty.master_fd, 5, timeout=0.1) == b"xy"
+
+
+def test_wait_ready_returns_once_the_owed_bytes_are_readable(pair: tuple[PtyPair, SerialLink]) -> None:
+    pty, link = pair
+    claimed = [0]
+    link.owe(lambda: claimed[0])
+    pty.write(b"frame")
+    claimed[0] = 5
+    assert link.owed is not None
+    start = time.monotonic()
+    while link.owed.late_reads == 0 and time.monotonic() - start < 2.0:
+        link.owed.wait_ready(link._serial.fileno(), link.bytes_in)  # type: ignore[union-attr]
+        if link.poll() == b"frame":
+            break
+    # The spin saw the bytes arrive, so the read had them all and never fell back to waiting.
+    assert link.bytes_in == 5
+    assert link.owed.late_reads == 0
+
+
+def test_wait_ready_gives_up_after_its_spin_when_the_bytes_never_come(
+    pair: tuple[PtyPair, SerialLink],
+) -> None:
+    _, link = pair
+    link.owe(lambda: 7)  # 7 bytes claimed, none ever written
+    assert link.owed is not None
+    start = time.monotonic()
+    link.owed.wait_ready(link._serial.fileno(), link.bytes_in)  # type: ignore[union-attr]
+    assert time.monotonic() - start < 0.5  # SPIN_S is 0.2 ms; a generous bound

@@ -305,8 +305,12 @@ class GraphRunner:
             self.mcu.tick(now)
         for proxy in self.proxies:
             proxy.step(now)
+        # The state at `now` is published here rather than at the end of the last
+        # period (same state, same stamp): the kernel passes the MCU's frame on to the
+        # bridge in the meantime, and the bridge's read does not wait for it.
+        sim.publish_now()
         self.bridge.tick(now)  # its frames reach the simulator through the attached call
-        sim.advance()  # and the sensor values reach the bridge
+        sim.advance(publish=False)  # and the sensor values reach the bridge
         now = sim.sim.time
         self._set_ros_clocks()
         if self.loop.next_frame <= now:

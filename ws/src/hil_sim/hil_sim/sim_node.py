@@ -327,15 +327,22 @@ class SimNode(Node):
                 window_wall, window_sim, next_report = now, sim.time, now + 1.0
                 self.publish_diagnostics()
 
-    def advance(self) -> None:
-        """One signal period: apply the latest pins, step the physics, publish what is due."""
+    def advance(self, *, publish: bool = True) -> None:
+        """One signal period: apply the latest pins, step the physics, publish what is due.
+
+        Args:
+            publish: False when the caller publishes the new state itself with
+                :meth:`publish_now` (the lockstep runner, at a point of its period
+                where that hides a pty's latency).
+        """
         with self.lock:
             self._coast_silent_robots()
             if self._pins_dirty:
                 self._pins_dirty = False
                 self.pins.apply(self.sim)
             self.sim.step(self.chunk)
-            self.publish_step()
+            if publish:
+                self.publish_step()
             if self.on_outputs is not None:
                 self.on_outputs(sensor_signals(self.sim, 0))
 
@@ -384,6 +391,11 @@ class SimNode(Node):
                 self.get_logger().warning(
                     f"robot {robot}: no MCU pins for {self.pin_timeout:g} s, motors coast"
                 )
+
+    def publish_now(self) -> None:
+        """:meth:`publish_step` under the simulator's lock (for a caller outside it)."""
+        with self.lock:
+            self.publish_step()
 
     def publish_step(self) -> None:
         """Everything due at the current simulated time."""

@@ -241,6 +241,8 @@ class PtyPair:
         With :attr:`owed` set (lockstep), also whatever else the user has written by
         now that the kernel has not passed on yet (:mod:`~hil_bridge.core.lockstep_io`).
         """
+        if self.owed is not None:
+            self.owed.wait_ready(self.master_fd, self.bytes_read)
         try:
             data = os.read(self.master_fd, size)
         except BlockingIOError:

@@ -182,6 +182,8 @@ class SerialLink:
             # only when nothing came. pyserial's read(timeout=0) selects before every read,
             # which was most of a poll's cost in a lockstep run.
             fd = self._serial.fileno()
+            if self.owed is not None:
+                self.owed.wait_ready(fd, self.bytes_in)
             try:
                 data = os.read(fd, self.read_size)
                 if not data and _hung_up(fd):

@@ -67,24 +67,37 @@ class SignalExchange:
         return unknown
 
     def step(self, now: float) -> StepResult:
-        """Poll, decode, and send one frame of the current OUTPUT values."""
+        """Send one frame of the current OUTPUT values, then poll and decode.
+
+        The frame goes out first because its values do not depend on what is read:
+        the peer's bytes of this period then cross the pty while the write runs,
+        instead of the read waiting for the kernel to pass them on (in lockstep that
+        wait was the largest single cost of a period).
+        """
+        sent, frame = self._send()
+        was_open = self.link.is_open
         data = self.link.poll()
         if self.link.generation != self._generation:
             # Reopened port: whatever was half-decoded belongs to the old connection.
             self._generation = self.link.generation
             self.decoder.reset()
+        if not was_open and self.link.is_open:
+            sent, frame = self._send()  # opened by this poll: this period's frame still goes
         frames = self.decoder.feed(data) if data else []
         if frames:
             self.frames_received += len(frames)
             self.last_frame_at = now
             self.latest = frames[-1]
-        sent = False
-        frame = b""
-        if self.link.is_open:
-            frame = self.encoder.encode(self._outputs)
-            sent = self.link.write(frame)
-            self.frames_sent += 1 if sent else 0
         return StepResult(frames, sent, data, frame if sent else b"")
+
+    def _send(self) -> tuple[bool, bytes]:
+        """Write one frame of the current OUTPUT values if the port is open."""
+        if not self.link.is_open:
+            return False, b""
+        frame = self.encoder.encode(self._outputs)
+        sent = self.link.write(frame)
+        self.frames_sent += 1 if sent else 0
+        return sent, frame
 
     def alive(self, now: float, timeout: float) -> bool:
         """True if a frame arrived within ``timeout`` seconds of ``now``."""
