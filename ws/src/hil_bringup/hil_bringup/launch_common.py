@@ -22,7 +22,12 @@ from hil_bringup.errors import HilBringupError
 
 #: name -> (default, description, choices or None)
 ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
-    "robots": ("1", "Number of simulated robots (the HIL chain drives robot 0).", None),
+    "robots": ("1", "Number of simulated robots (those past hil_robots follow robot_<i>/cmd_vel).", None),
+    "hil_robots": (
+        "1",
+        "Robots 0..hil_robots-1 each get an MCU, signal bridge and control loop in robot_<i>/.",
+        None,
+    ),
     "rtf": (
         "1.0",
         "Real-time factor of the simulation; 0 runs the simulator as fast as it can (set "
@@ -144,6 +149,7 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
 
     options = GraphOptions(
         robots=number("robots", int),
+        hil_robots=number("hil_robots", int),
         rtf=number("rtf", float),
         use_sim_time=value("use_sim_time") == "true",
         world=value("world"),

@@ -26,7 +26,7 @@ import importlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import rclpy
@@ -66,6 +66,19 @@ _SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_des
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
 #: Name prefix of a run's private pty folder in the temporary directory.
 LINK_DIR_PREFIX = "hil-links-"
+
+
+@dataclass
+class Chain:
+    """One HIL robot's nodes in the runner: simulated MCU (None with a real one), bridge, loop."""
+
+    robot: int
+    mcu: VirtualMcuNode | SimavrMcuNode | None
+    bridge: SignalBridgeNode
+    loop: ControlLoopNode
+    description: DescriptionNode
+    #: Its link fault proxies (``faults``): the command link's, then the signal link's.
+    proxies: list[FaultProxy] = field(default_factory=list)
 
 
 class _InputTaker:
@@ -137,12 +150,16 @@ class GraphRunner:
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         specs, processes = describe(options)
+        #: The nodes by full name without the leading slash (``sim``, ``robot_1/control_loop``).
         self.nodes: dict[str, Node] = {}
-        #: The link fault proxies (``faults``): the command link's, then the signal link's.
+        self._specs = {spec.key: spec for spec in specs}
+        #: Every link fault proxy of the run (``faults``), robot by robot.
         self.proxies: list[FaultProxy] = []
         try:
-            for spec in specs:  # the simulated MCU first: it creates the ptys the others open
-                self.nodes[spec.name] = _build(spec, self.context)
+            for spec in specs:  # each simulated MCU first: it creates the ptys the others open
+                self.nodes[spec.key] = _build(spec, self.context)
+            #: The HIL robots' chains, robot 0 first.
+            self.chains = [self._chain(robot) for robot in range(options.hil_robots)]
             if options.record:
                 recorder = RecorderNode(
                     options.record,
@@ -152,13 +169,15 @@ class GraphRunner:
                 recorder.run_options = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
                 # Operator inputs as the loop took them, not as a second DDS reader got
                 # them (recorder_node): what a replay needs to repeat the run.
-                loop: ControlLoopNode = self.nodes["control_loop"]  # type: ignore[assignment]
-                recorder.record_by_call([loop.cmd_vel_topic, loop.command_topic])
-                loop.input_taps.append(recorder.record)
+                for each in self.chains:
+                    recorder.record_by_call([each.loop.cmd_vel_topic, each.loop.command_topic])
+                    each.loop.input_taps.append(recorder.record)
                 self.nodes["recorder"] = recorder
             for process in processes:
                 if process.faults is not None:
-                    proxy = make_proxy(process.faults, self.bridge.layout, checked=options.checked)
+                    owner = self.chains[process.faults.robot]
+                    proxy = make_proxy(process.faults, owner.bridge.layout, checked=options.checked)
+                    owner.proxies.append(proxy)
                     self.proxies.append(proxy)
         except BaseException:
             for proxy in self.proxies:
@@ -197,6 +216,19 @@ class GraphRunner:
 
     # --- the nodes by role ------------------------------------------------------------------
 
+    def _node(self, robot: int, name: str) -> Node | None:
+        return self.nodes.get(f"{self.options.robot_namespace(robot)}/{name}".lstrip("/"))
+
+    def _chain(self, robot: int) -> Chain:
+        mcu = self._node(robot, MCU_NODES.get(self.options.mcu, ""))
+        return Chain(
+            robot,
+            mcu,  # type: ignore[arg-type]
+            self._node(robot, "signal_bridge"),  # type: ignore[arg-type]
+            self._node(robot, "control_loop"),  # type: ignore[arg-type]
+            self._node(robot, "robot_description"),  # type: ignore[arg-type]
+        )
+
     @property
     def sim(self) -> SimNode:
         """The simulator node."""
@@ -204,18 +236,18 @@ class GraphRunner:
 
     @property
     def loop(self) -> ControlLoopNode:
-        """The control loop node."""
-        return self.nodes["control_loop"]  # type: ignore[return-value]
+        """Robot 0's control loop node."""
+        return self.chains[0].loop
 
     @property
     def bridge(self) -> SignalBridgeNode:
-        """The signal bridge node."""
-        return self.nodes["signal_bridge"]  # type: ignore[return-value]
+        """Robot 0's signal bridge node."""
+        return self.chains[0].bridge
 
     @property
     def mcu(self) -> VirtualMcuNode | SimavrMcuNode | None:
-        """The simulated MCU's node: virtual or firmware in simavr (None with a real MCU)."""
-        return self.nodes.get(MCU_NODES.get(self.options.mcu, ""))  # type: ignore[return-value]
+        """Robot 0's simulated MCU: virtual or firmware in simavr (None with a real MCU)."""
+        return self.chains[0].mcu
 
     # --- running ------------------------------------------------------------------------------
 
@@ -224,38 +256,10 @@ class GraphRunner:
         # In one process the bridge and the simulator exchange by call instead of the
         # 200 Hz hil/signals topics: half the callbacks of the whole graph, and in
         # lockstep the only way to be deterministic (DDS delivery order varies).
-        sim, bridge = self.sim, self.bridge
-        inputs = bridge.layout.inputs
-
-        def pins_to_sim(frame: Frame) -> None:
-            sim.set_pins(
-                0, [(slot.device, slot.name, v) for slot, v in zip(inputs, frame.values, strict=True)]
-            )
-
-        def sensors_to_bridge(signals: list[tuple[str, str, float]]) -> None:
-            bridge.exchange.set_outputs(signals)
-
-        bridge.attach_directly(pins_to_sim)
-        sim.attach_directly(sensors_to_bridge)
-        description: DescriptionNode = self.nodes["robot_description"]  # type: ignore[assignment]
-        description.attach_directly()
-        sim.on_joint_states = description.on_joint_states
+        for each in self.chains:
+            self._attach(each)
         if self.lockstep:
-            clock = lambda: self.sim.sim.time  # noqa: E731 - the simulated clock every part shares
-            if self.mcu is not None:
-                self.mcu.use_clock(clock)
-            self.loop.use_clock(clock)
-            self.sim.use_clock(clock)
-            for node in self.nodes.values():
-                if node is not self.sim:
-                    self._follow_by_call_of(node)
-            self._set_ros_clocks()
-            self._owe_reads()
-            if isinstance(self.mcu, VirtualMcuNode):
-                self.mcu.plug_taps.append(self._owe_reads)  # new ptys after a replug
-            if not self._extra_nodes and "recorder" not in self.nodes:
-                # With a recorder or extra nodes the executor has more to serve: poll it.
-                self._inputs = _InputTaker(list(self.loop.subscriptions))
+            self._prepare_lockstep()
         else:
             for proxy in self.proxies:
                 proxy.start()
@@ -273,6 +277,41 @@ class GraphRunner:
             thread.start()
             self._spin_threads.append(thread)
         self._started = True
+
+    def _prepare_lockstep(self) -> None:
+        """Every part on the simulated clock, ROS clocks set by call, ptys paired."""
+        sim = self.sim
+        clock = lambda: self.sim.sim.time  # noqa: E731 - the simulated clock every part shares
+        for each in self.chains:
+            if each.mcu is not None:
+                each.mcu.use_clock(clock)
+            each.loop.use_clock(clock)
+            if isinstance(each.mcu, VirtualMcuNode):
+                each.mcu.plug_taps.append(self._owe_reads)  # new ptys after a replug
+        sim.use_clock(clock)
+        for node in self.nodes.values():
+            if node is not sim:
+                self._follow_by_call_of(node)
+        self._set_ros_clocks()
+        self._owe_reads()
+        if not self._extra_nodes and "recorder" not in self.nodes:
+            # With a recorder or extra nodes the executor has more to serve: poll it.
+            self._inputs = _InputTaker([sub for each in self.chains for sub in each.loop.subscriptions])
+
+    def _attach(self, chain: Chain) -> None:
+        """A chain's bridge and description exchange with the simulator by call."""
+        sim, bridge, robot = self.sim, chain.bridge, chain.robot
+        inputs = bridge.layout.inputs
+
+        def pins_to_sim(frame: Frame) -> None:
+            sim.set_pins(
+                robot, [(slot.device, slot.name, v) for slot, v in zip(inputs, frame.values, strict=True)]
+            )
+
+        bridge.attach_directly(pins_to_sim)
+        sim.attach_directly(bridge.exchange.set_outputs, robot)
+        chain.description.attach_directly()
+        sim.on_joint_states[robot] = chain.description.on_joint_states
 
     def _executor_for(self, node: Node) -> Executor:
         """The simulator's executor, or the graph's (served by step() in lockstep).
@@ -299,21 +338,23 @@ class GraphRunner:
         """Lockstep: one signal period of the whole graph, in a fixed order."""
         if not self.lockstep:
             raise HilBringupError("step() is for lockstep runs (rtf 0)")
-        sim = self.sim
+        sim, chains = self.sim, self.chains
         now = sim.sim.time
-        if self.mcu is not None:
-            self.mcu.tick(now)
+        for each in chains:
+            if each.mcu is not None:
+                each.mcu.tick(now)
         for proxy in self.proxies:
             proxy.step(now)
         # The state at `now` is published here rather than at the end of the last
-        # period (same state, same stamp): the kernel passes the MCU's frame on to the
-        # bridge in the meantime, and the bridge's read does not wait for it.
+        # period (same state, same stamp): the kernel passes the MCUs' frames on to the
+        # bridges in the meantime, and the bridges' reads do not wait for them.
         sim.publish_now()
-        self.bridge.tick(now)  # its frames reach the simulator through the attached call
-        sim.advance(publish=False)  # and the sensor values reach the bridge
+        for each in chains:
+            each.bridge.tick(now)  # its frames reach the simulator through the attached call
+        sim.advance(publish=False)  # and the sensor values reach the bridges
         now = sim.sim.time
         self._set_ros_clocks()
-        if self.loop.next_frame <= now:
+        if any(each.loop.next_frame <= now for each in chains):
             # Callbacks run here, in the driver, just before the loop's frame: the loop and
             # the recorder then take a cmd_vel at a simulated time that does not depend on
             # DDS, which is what lets a replay reproduce the run. The loop acts on input
@@ -327,7 +368,8 @@ class GraphRunner:
             if taken is None or now >= self._next_full_serve:
                 self._next_full_serve = now + _FULL_SERVE_PERIOD_S
                 self._serve_callbacks()
-        self.loop.step_lockstep(now)
+        for each in chains:
+            each.loop.step_lockstep(now)
 
     def _owe_reads(self) -> None:
         """Lockstep: every pty read here takes all its peer in this process has written.
@@ -341,10 +383,12 @@ class GraphRunner:
         as they are.
         """
         masters = [proxy.pty for proxy in self.proxies]
-        if isinstance(self.mcu, VirtualMcuNode):
-            masters += [self.mcu.command, self.mcu.signal]
+        links = [link for each in self.chains for link in (each.loop.link, each.bridge.link)]
+        for each in self.chains:
+            if isinstance(each.mcu, VirtualMcuNode):
+                masters += [each.mcu.command, each.mcu.signal]
         by_path = {pty.path: pty for pty in masters}
-        for link in (self.loop.link, self.bridge.link, *(proxy.upstream for proxy in self.proxies)):
+        for link in (*links, *(proxy.upstream for proxy in self.proxies)):
             pty = by_path.get(link.port)
             if pty is None or pty.owed is not None:
                 continue
@@ -382,32 +426,42 @@ class GraphRunner:
                 raise handler.exception()  # type: ignore[misc]
         return _MAX_CALLBACKS_PER_STEP
 
-    def kill_mcu(self) -> None:
-        """Take the simulated MCU away, as if its USB cable were pulled (ptys hang up)."""
-        mcu = self.nodes.pop(MCU_NODES.get(self.options.mcu, ""), None)
+    def kill_mcu(self, *, robot: int = 0) -> None:
+        """Take a robot's simulated MCU away, as if its USB cable were pulled (ptys hang up)."""
+        chain = self.chains[robot]
+        mcu = chain.mcu
         if mcu is None:
-            raise HilBringupError("no simulated MCU in this run")
-        mcu.stop()  # type: ignore[attr-defined]
+            raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
+        key = f"{self.options.robot_namespace(robot)}/{MCU_NODES[self.options.mcu]}".lstrip("/")
+        self.nodes.pop(key, None)
+        chain.mcu = None
+        mcu.stop()
         self._executor_for(mcu).remove_node(mcu)
         if mcu.get_clock() in self._follow_by_call:
             self._follow_by_call.remove(mcu.get_clock())
         mcu.destroy_node()
 
-    def restart_mcu(self) -> None:
-        """A new simulated MCU at the same ports (a reset MCU coming back)."""
-        name = MCU_NODES.get(self.options.mcu, "")
-        if name in self.nodes:
-            raise HilBringupError("the simulated MCU is still running")
-        spec = next(s for s in describe(self.options)[0] if s.name == name)
-        mcu = _build(spec, self.context)
-        self.nodes = {name: mcu, **self.nodes}
+    def restart_mcu(self, *, robot: int = 0) -> None:
+        """A new simulated MCU for a robot at the same ports (a reset MCU coming back)."""
+        chain = self.chains[robot]
+        if chain.mcu is not None:
+            raise HilBringupError(f"robot {robot}'s simulated MCU is still running")
+        key = f"{self.options.robot_namespace(robot)}/{MCU_NODES.get(self.options.mcu, '')}".lstrip("/")
+        spec = self._specs.get(key)
+        if spec is None:
+            raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
+        mcu: VirtualMcuNode | SimavrMcuNode = _build(spec, self.context)  # type: ignore[assignment]
+        self.nodes = {key: mcu, **self.nodes}
+        chain.mcu = mcu
         self._executor_for(mcu).add_node(mcu)
         if self.lockstep:
-            mcu.use_clock(lambda: self.sim.sim.time)  # type: ignore[attr-defined]
+            mcu.use_clock(lambda: self.sim.sim.time)
             self._follow_by_call_of(mcu)
+            if isinstance(mcu, VirtualMcuNode):
+                mcu.plug_taps.append(self._owe_reads)
             self._owe_reads()
         elif self._started:
-            mcu.start()  # type: ignore[attr-defined]
+            mcu.start()
 
     def stop(self) -> None:
         """Stop every thread, close every port, remove the run's pty links (again: nothing).

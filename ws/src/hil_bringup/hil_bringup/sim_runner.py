@@ -71,7 +71,16 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="real-time factor; 0 = as fast as possible (lockstep)",
     )
     parser.add_argument(
-        "--robots", type=integer(minimum=1), default=1, help="number of robots (the HIL chain drives robot 0)"
+        "--robots",
+        type=integer(minimum=1),
+        default=1,
+        help="number of robots (robots past --hil-robots follow robot_<i>/cmd_vel)",
+    )
+    parser.add_argument(
+        "--hil-robots",
+        type=integer(minimum=1),
+        default=1,
+        help="robots 0..K-1 each get an MCU, signal bridge and control loop in robot_<i>/ (at most --robots)",
     )
     parser.add_argument(
         "--behaviour", default="boards", choices=BEHAVIOURS, help="AUTO behaviour ('' = MANUAL)"
@@ -224,6 +233,7 @@ def run(
     watch = DoneWatch(done) if done is not None else None
     options = GraphOptions(
         robots=args.robots,
+        hil_robots=args.hil_robots,
         rtf=args.rtf,
         world=args.world,
         physics=args.physics,
@@ -381,6 +391,7 @@ def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOption
         "physics": runner.sim.sim.backend,
         "seed": options.seed,
         "robots": options.robots,
+        "hil_robots": options.hil_robots,
         "final_pose": [round(v, 4) for v in snapshot["pose"]],
         "loop_frames": snapshot["frames"],
         "loop_jitter_p99_us": None if runner.lockstep else round(snapshot["jitter_p99_us"], 1),

@@ -24,7 +24,7 @@ from typing import Any
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from geometry_msgs.msg import TransformStamped
+from geometry_msgs.msg import TransformStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
@@ -44,6 +44,7 @@ from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.build import build_simulation, default_world_path
+from hil_sim.core.cmd_drive import twist_pins
 from hil_sim.core.physics import BACKENDS
 from hil_sim.core.signals import PinState, sensor_signals
 from hil_sim.core.simulation import Simulation
@@ -63,6 +64,21 @@ LIGHT_SIDES = ("front", "left", "back", "right")
 
 PARAMETERS = (
     ParamSpec("robots", 1, "Number of robots (one vectorised world).", min=1, max=1000),
+    ParamSpec(
+        "hil_robots",
+        1,
+        "Robots 0..hil_robots-1 take their motor pins from an MCU (hil/signals/to_sim); "
+        "the others follow robot_<i>/cmd_vel as an ideal open-loop motor controller would.",
+        min=0,
+        max=1000,
+    ),
+    ParamSpec(
+        "cmd_vel_timeout",
+        0.5,
+        "Seconds without cmd_vel before a robot without an MCU stops (simulated time).",
+        min=0.01,
+        max=60.0,
+    ),
     ParamSpec("world", "", "World YAML file; empty: worlds/demo.yaml of hil_sim."),
     ParamSpec(
         "physics",
@@ -180,6 +196,10 @@ class SimNode(Node):
         world = params.as_str("world") or default_world_path()
         library = device_library(params.as_strings("device_configs"))
         self.robots = params.as_int("robots")
+        self.hil_robots = params.as_int("hil_robots")
+        if self.hil_robots > self.robots:
+            raise HilSimError(f"hil_robots = {self.hil_robots} is more than robots = {self.robots}")
+        self.cmd_vel_timeout = params.as_float("cmd_vel_timeout")
         self.sim: Simulation = build_simulation(
             world,
             library=library,
@@ -206,28 +226,34 @@ class SimNode(Node):
         self._coasting = [False] * self.robots
         #: hil/signals/to_sim messages taken.
         self.pins_received = 0
-        #: Pins come by set_pins() only (the lockstep runner): the topic is ignored.
-        self.direct_pins = False
         self.lock = threading.Lock()
 
         prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
         self.topics = [RobotTopics(self, prefix, qos_events=self.robots == 1) for prefix in prefixes]
         self._next_refresh = 0.0
-        self._to_sim = [
-            self.create_subscription(
+        self._to_sim = {
+            index: self.create_subscription(
                 SignalArray,
                 f"{prefix}hil/signals/to_sim",
                 lambda m, i=index: self.on_to_sim(i, m),
                 qos.SENSOR,
             )
-            for index, prefix in enumerate(prefixes)
+            for index, prefix in enumerate(prefixes[: self.hil_robots])
+        }
+        #: Robots without an MCU: their cmd_vel subscriptions and when each last came.
+        self._cmd_vel = [
+            self.create_subscription(
+                Twist, f"{prefixes[index]}cmd_vel", lambda m, i=index: self.on_cmd_vel(i, m), qos.COMMAND
+            )
+            for index in range(self.hil_robots, self.robots)
         ]
-        #: When set, called after every signal period with robot 0's sensor signals (the
+        self._cmd_vel_at = dict.fromkeys(range(self.hil_robots, self.robots), -math.inf)
+        #: Per HIL robot: called after every signal period with its sensor signals (the
         #: one-process runner hands them to the bridge without DDS).
-        self.on_outputs: Callable[[list[tuple[str, str, float]]], None] | None = None
-        #: When set, called with robot 0's joint states as they are published (the
-        #: one-process runner's robot description takes them without DDS).
-        self.on_joint_states: Callable[[JointState], None] | None = None
+        self.on_outputs: dict[int, Callable[[list[tuple[str, str, float]]], None]] = {}
+        #: Per robot: called with its joint states as they are published (the one-process
+        #: runner's robot descriptions take them without DDS).
+        self.on_joint_states: dict[int, Callable[[JointState], None]] = {}
         self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
         self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
         self._clock_listened = self._tf_listened = False
@@ -261,8 +287,8 @@ class SimNode(Node):
 
     def on_to_sim(self, robot: int, message: SignalArray) -> None:
         """Take a robot's MCU pins."""
-        if self.direct_pins:
-            return
+        if robot in self.on_outputs:
+            return  # its pins come by set_pins() (the one-process runner)
         unknown = self.pins.update(robot, [(s.device, s.name, s.value) for s in message.signals])
         self.pins_received += 1
         with self.lock:
@@ -273,6 +299,20 @@ class SimNode(Node):
                 self.get_logger().warning(
                     f"hil/signals/to_sim: {name} is not a pin of the robot model; ignored"
                 )
+
+    def on_cmd_vel(self, robot: int, message: Twist) -> None:
+        """A robot without an MCU: motor pins for the twist."""
+        pins = twist_pins(
+            message.linear.x,
+            message.angular.z,
+            wheel_radius=self.sim.robot.wheel_radius,
+            wheel_base=self.sim.robot.wheel_base,
+            motor=self.sim.robot.motor,
+        )
+        with self.lock:
+            self.pins.motors[robot] = pins
+            self._pins_dirty = True
+            self._cmd_vel_at[robot] = self.sim.time
 
     def on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         """Robots to their starts, boards up, time to zero."""
@@ -343,18 +383,20 @@ class SimNode(Node):
             self.sim.step(self.chunk)
             if publish:
                 self.publish_step()
-            if self.on_outputs is not None:
-                self.on_outputs(sensor_signals(self.sim, 0))
+            for robot, on_outputs in self.on_outputs.items():
+                on_outputs(sensor_signals(self.sim, robot))
 
-    def attach_directly(self, on_outputs: Callable[[list[tuple[str, str, float]]], None]) -> None:
-        """Exchange with an in-process bridge for robot 0: pins by :meth:`set_pins`, outputs by call.
+    def attach_directly(
+        self, on_outputs: Callable[[list[tuple[str, str, float]]], None], robot: int = 0
+    ) -> None:
+        """Exchange with an in-process bridge for ``robot``: pins by :meth:`set_pins`, outputs by call.
 
-        The to_sim subscriptions go (a late DDS copy must not overwrite newer pins);
+        Its to_sim subscription goes (a late DDS copy must not overwrite newer pins);
         the topics are still published for anyone else who subscribes.
         """
-        self.on_outputs = on_outputs
-        self.direct_pins = True
-        for subscription in self._to_sim:
+        self.on_outputs[robot] = on_outputs
+        subscription = self._to_sim.pop(robot, None)
+        if subscription is not None:
             self.destroy_subscription(subscription)
 
     def use_clock(self, clock: Callable[[], float]) -> None:
@@ -380,9 +422,13 @@ class SimNode(Node):
             self.get_logger().info(f"robot {robot}: MCU pins back")
 
     def _coast_silent_robots(self) -> None:
-        """Motors of robots whose MCU has gone quiet coast: its outputs float, the driver lets go."""
+        """Motors of robots whose MCU (or cmd_vel) has gone quiet coast: the driver lets go."""
+        for robot, at in self._cmd_vel_at.items():
+            if self.sim.time - at > self.cmd_vel_timeout and self.pins.motors[robot].any():
+                self.pins.motors[robot] = 0.0
+                self._pins_dirty = True
         now = self.pin_clock()
-        for robot in range(self.robots):
+        for robot in range(self.hil_robots):
             silent = now - self._pins_at[robot] > self.pin_timeout and self.pins.motors[robot].any()
             if silent and not self._coasting[robot]:
                 self._coasting[robot] = True
@@ -452,7 +498,7 @@ class SimNode(Node):
                 odom.twist.twist.linear.x = float(sim.v[robot])
                 odom.twist.twist.angular.z = float(sim.w[robot])
                 topics.odom.publish(odom)
-            direct = self.on_joint_states if robot == 0 else None
+            direct = self.on_joint_states.get(robot)
             if topics.listened(topics.joints) or direct is not None:
                 joints = JointState(name=["left_wheel_joint", "right_wheel_joint"])
                 joints.header.stamp = stamp

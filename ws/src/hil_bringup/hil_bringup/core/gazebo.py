@@ -755,6 +755,8 @@ def gazebo_graph(
         raise HilBringupError(
             f"physics = {options.physics!r}: with Gazebo, gz sim is the physics; leave it out"
         )
+    if options.hil_robots > 1:
+        raise HilBringupError(f"hil_robots = {options.hil_robots}: the Gazebo graph has one HIL robot")
     world = options.world or "demo"
     folder = Path(export_dir) if export_dir else Path(options.link_folder) / "gazebo"
     files = export(world, folder, drive=drive, rtf=options.rtf)

@@ -71,6 +71,9 @@ class GraphOptions:
     """What a run is: robots, pace, world, behaviour, links (defaults: a demo run)."""
 
     robots: int = 1
+    #: Robots with a HIL chain of their own (MCU, signal bridge, control loop), robots
+    #: 0..hil_robots-1; the others follow ``robot_<i>/cmd_vel`` in the simulator.
+    hil_robots: int = 1
     rtf: float = 1.0
     use_sim_time: bool = False
     world: str = ""
@@ -99,6 +102,12 @@ class GraphOptions:
     def __post_init__(self) -> None:
         if self.robots < 1:
             raise HilBringupError(f"robots = {self.robots!r}: need at least one")
+        if not 1 <= self.hil_robots <= self.robots:
+            raise HilBringupError(f"hil_robots = {self.hil_robots!r}: need 1..robots ({self.robots})")
+        if self.hil_robots > 1 and (self.command_port or self.signal_port or self.mcu == "serial"):
+            raise HilBringupError(
+                f"hil_robots = {self.hil_robots}: command_port/signal_port and mcu = serial are for one robot"
+            )
         if not (math.isfinite(self.rtf) and self.rtf >= 0):
             raise HilBringupError(f"rtf = {self.rtf!r} must be a finite number >= 0 (0: as fast as possible)")
         if self.mcu not in MCU_KINDS:
@@ -119,30 +128,60 @@ class GraphOptions:
         """Where the run's pty links are: ``link_dir``, or this ROS domain's folder."""
         return self.link_dir or run_link_dir()
 
+    def robot_namespace(self, robot: int) -> str:
+        """The namespace of HIL robot ``robot``'s chain: ``robot_<i>`` when there are several robots."""
+        return f"robot_{robot}" if self.robots > 1 else ""
+
+    def links(self, robot: int = 0) -> RobotLinks:
+        """Where HIL robot ``robot``'s links are: ``<link folder>[/robot_<i>]/<link>``."""
+        folder = Path(self.link_folder, self.robot_namespace(robot))
+        command = self.command_port or str(folder / "mcu_command")
+        signal = self.signal_port or str(folder / "signal_link")
+        return RobotLinks(
+            command=command,
+            signal=signal,
+            radio=str(folder / "radio_link"),
+            loop_port=str(folder / "mcu_command_faulty") if self.faults else command,
+            bridge_port=str(folder / "signal_link_faulty") if self.faults else signal,
+        )
+
     @property
     def command_link(self) -> str:
-        """Where the MCU's command link is (the simulated MCU's pty, or the device)."""
-        return self.command_port or str(Path(self.link_folder) / "mcu_command")
+        """Where robot 0's command link is (the simulated MCU's pty, or the device)."""
+        return self.links(0).command
 
     @property
     def signal_link(self) -> str:
-        """Where the signal link is."""
-        return self.signal_port or str(Path(self.link_folder) / "signal_link")
+        """Where robot 0's signal link is."""
+        return self.links(0).signal
 
     @property
     def loop_port(self) -> str:
-        """The port the control loop opens: the fault proxy's when faults are on."""
-        return str(Path(self.link_folder) / "mcu_command_faulty") if self.faults else self.command_link
+        """The port robot 0's control loop opens: the fault proxy's when faults are on."""
+        return self.links(0).loop_port
 
     @property
     def bridge_port(self) -> str:
-        """The port the signal bridge opens: the fault proxy's when faults are on."""
-        return str(Path(self.link_folder) / "signal_link_faulty") if self.faults else self.signal_link
+        """The port robot 0's signal bridge opens: the fault proxy's when faults are on."""
+        return self.links(0).bridge_port
 
     @property
     def namespace(self) -> str:
-        """The namespace of the HIL chain: robot_0 when there are several robots."""
-        return "robot_0" if self.robots > 1 else ""
+        """The namespace of robot 0's HIL chain: robot_0 when there are several robots."""
+        return self.robot_namespace(0)
+
+
+@dataclass(frozen=True)
+class RobotLinks:
+    """The pty (or device) paths of one HIL robot's links."""
+
+    command: str
+    signal: str
+    #: The radio module's link to the MCU.
+    radio: str
+    #: What the control loop and the signal bridge open (the fault proxies' with faults).
+    loop_port: str
+    bridge_port: str
 
 
 @dataclass(frozen=True)
@@ -155,6 +194,13 @@ class NodeSpec:
     module: str  # "<module>:<Node class>" for the one-process runner
     namespace: str = ""
     parameters: dict[str, Any] = field(default_factory=dict)
+    #: The HIL robot whose chain the node is part of; None for the world's nodes.
+    robot: int | None = None
+
+    @property
+    def key(self) -> str:
+        """The node's full name without the leading slash (``robot_1/control_loop``)."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
 @dataclass(frozen=True)
@@ -165,6 +211,8 @@ class FaultLink:
     upstream: str
     port: str
     model: FaultModel
+    #: The HIL robot whose link it is.
+    robot: int = 0
 
     def arguments(self) -> tuple[str, ...]:
         """The ``hil_link_proxy`` command line of this proxy."""
@@ -214,9 +262,11 @@ def _spec(
 
 
 def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
-    """The nodes and helper processes of a run."""
-    ns = options.namespace
-    sim_time = {"use_sim_time": options.use_sim_time}
+    """The nodes and helper processes of a run: the simulator, then each HIL robot's chain.
+
+    A chain (MCU first: it creates the ptys the others open) is in its robot's
+    namespace with links of its own (:meth:`GraphOptions.links`).
+    """
     nodes = [
         _spec(
             "hil_sim",
@@ -225,18 +275,65 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
             "hil_sim.sim_node:SimNode",
             "",
             robots=options.robots,
+            hil_robots=options.hil_robots,
             rtf=options.rtf,
             world=options.world,
             seed=options.seed,
             physics=options.physics,
         ),
+    ]
+    for robot in range(options.hil_robots):
+        nodes += chain(options, robot)
+    # The simulator is the clock: it stamps with simulated time itself, and following its
+    # own /clock would wake its executor every period for nothing.
+    sim_time = {"use_sim_time": options.use_sim_time}
+    nodes = [n if n.name == "sim" else replace(n, parameters={**n.parameters, **sim_time}) for n in nodes]
+    processes = [
+        ProcessSpec(
+            f"{options.robot_namespace(link.robot)}/{link.link}_link_proxy".lstrip("/"),
+            "hil_bridge",
+            "hil_link_proxy",
+            link.arguments(),
+            link,
+        )
+        for robot in range(options.hil_robots)
+        for link in fault_links(options, robot)
+    ]
+    return nodes, processes
+
+
+def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
+    """HIL robot ``robot``'s nodes: simulated MCU (if any), signal bridge, control loop, description."""
+    ns, links = options.robot_namespace(robot), options.links(robot)
+    nodes = []
+    mcu = MCU_NODES.get(options.mcu)
+    if mcu is not None:
+        module = {
+            "virtual_mcu": "virtual_mcu_node:VirtualMcuNode",
+            "simavr_mcu": "simavr_mcu_node:SimavrMcuNode",
+        }
+        extra = {"firmware": options.firmware} if mcu == "simavr_mcu" else {}
+        nodes.append(
+            _spec(
+                "hil_sim",
+                mcu,
+                mcu,
+                f"hil_sim.{module[mcu]}",
+                ns,
+                command_port=links.command,
+                signal_port=links.signal,
+                checked=options.checked,
+                **extra,
+            )
+        )
+    nodes += [
         _spec(
             "hil_bridge",
             "signal_bridge",
             "signal_bridge",
             "hil_bridge.signal_bridge_node:SignalBridgeNode",
             ns,
-            port=options.bridge_port,
+            port=links.bridge_port,
             baud=options.signal_baud,
             checked=options.checked,
         ),
@@ -246,7 +343,7 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
             "control_loop",
             "robot_control.control_loop_node:ControlLoopNode",
             ns,
-            port=options.loop_port,
+            port=links.loop_port,
             baud=options.command_baud,
             checked=options.checked,
             behaviour=options.behaviour,
@@ -260,66 +357,34 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
             {"frame_prefix": f"{ns}/" if ns else ""},
         ),
     ]
-    if options.mcu == "virtual":
-        nodes.insert(
-            0,
-            _spec(
-                "hil_sim",
-                "virtual_mcu",
-                "virtual_mcu",
-                "hil_sim.virtual_mcu_node:VirtualMcuNode",
-                ns,
-                command_port=options.command_link,
-                signal_port=options.signal_link,
-                checked=options.checked,
-            ),
-        )
-    elif options.mcu == "simavr":
-        nodes.insert(
-            0,
-            _spec(
-                "hil_sim",
-                "simavr_mcu",
-                "simavr_mcu",
-                "hil_sim.simavr_mcu_node:SimavrMcuNode",
-                ns,
-                command_port=options.command_link,
-                signal_port=options.signal_link,
-                checked=options.checked,
-                firmware=options.firmware,
-            ),
-        )
-    # The simulator is the clock: it stamps with simulated time itself, and following its
-    # own /clock would wake its executor every period for nothing.
-    nodes = [n if n.name == "sim" else replace(n, parameters={**n.parameters, **sim_time}) for n in nodes]
-    processes = [
-        ProcessSpec(f"{link.link}_link_proxy", "hil_bridge", "hil_link_proxy", link.arguments(), link)
-        for link in fault_links(options)
-    ]
-    return nodes, processes
+    return [replace(n, robot=robot) for n in nodes]
 
 
-def fault_links(options: GraphOptions) -> list[FaultLink]:
-    """The run's link fault proxies: one per link with ``faults``, none without.
+def fault_links(options: GraphOptions, robot: int = 0) -> list[FaultLink]:
+    """HIL robot ``robot``'s link fault proxies: one per link with ``faults``, none without.
 
     Each runs at its link's baud rate; the signal link's has a seed of its own (the
-    run's + 1), so the two links do not suffer the same faults.
+    run's + 1), so the two links do not suffer the same faults, and each robot's
+    proxies are seeded apart from the others' (``+ 2 * robot``).
     """
     if not options.faults:
         return []
-    drop, corrupt = options.fault_drop, options.fault_corrupt
+    drop, corrupt, links = options.fault_drop, options.fault_corrupt, options.links(robot)
+    seed = options.seed + 2 * robot
     return [
         FaultLink(
             "command",
-            options.command_link,
-            options.loop_port,
-            FaultModel(drop=drop, corrupt=corrupt, baud=options.command_baud, seed=options.seed),
+            links.command,
+            links.loop_port,
+            FaultModel(drop=drop, corrupt=corrupt, baud=options.command_baud, seed=seed),
+            robot,
         ),
         FaultLink(
             "signal",
-            options.signal_link,
-            options.bridge_port,
-            FaultModel(drop=drop, corrupt=corrupt, baud=options.signal_baud, seed=options.seed + 1),
+            links.signal,
+            links.bridge_port,
+            FaultModel(drop=drop, corrupt=corrupt, baud=options.signal_baud, seed=seed + 1),
+            robot,
         ),
     ]
 

@@ -121,6 +121,18 @@ class MotorParams:
         drive = self.kt * voltage / self.resistance - self.coulomb
         return max(drive, 0.0) / (self.viscous + self.kt * self.ke / self.resistance)
 
+    def steady_voltage(self, speed: float) -> float:
+        """The constant voltage whose steady motor-shaft speed is ``speed`` (rad/s, signed).
+
+        The inverse of :meth:`steady_speed`; 0 for 0 (the motor is left at rest).
+        """
+        if speed == 0.0:
+            return 0.0
+        magnitude = (abs(speed) * (self.viscous + self.kt * self.ke / self.resistance) + self.coulomb) * (
+            self.resistance / self.kt
+        )
+        return math.copysign(magnitude, speed)
+
     def poles(self, load_inertia: float = 0.0) -> tuple[complex, complex]:
         """Eigenvalues (1/s) of the linear electrical-mechanical system."""
         inertia = self.rotor_inertia + load_inertia
