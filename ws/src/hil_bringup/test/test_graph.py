@@ -63,6 +63,44 @@ def test_several_robots_put_the_hil_chain_under_robot_0() -> None:
     assert "/robot_0/control_loop" in params_file(nodes)
 
 
+def test_each_hil_robot_gets_its_own_chain_in_its_namespace_with_links_of_its_own() -> None:
+    options = GraphOptions(robots=5, hil_robots=3, faults=True, link_dir="/tmp/hil-test-links")
+    nodes, processes = describe(options)
+    sim = next(n for n in nodes if n.name == "sim")
+    assert (sim.parameters["robots"], sim.parameters["hil_robots"]) == (5, 3)
+    chains = {}
+    for node in nodes:
+        if node.robot is not None:
+            assert node.namespace == f"robot_{node.robot}"
+            chains.setdefault(node.robot, {})[node.name] = node.parameters
+    assert sorted(chains) == [0, 1, 2]
+    ports = set()
+    for robot, chain in chains.items():
+        links = options.links(robot)
+        assert chain["virtual_mcu"]["command_port"] == links.command
+        assert links.command.startswith(f"/tmp/hil-test-links/robot_{robot}/")
+        assert chain["control_loop"]["port"] == links.loop_port != links.command  # through its proxy
+        assert chain["robot_description"]["frame_prefix"] == f"robot_{robot}/"
+        ports |= {links.command, links.signal, links.loop_port, links.bridge_port}
+    assert len(ports) == 12  # nobody shares a pty
+    assert len(processes) == 6 and len({p.name for p in processes}) == 6
+    seeds = {p.faults.model.seed for p in processes if p.faults is not None}
+    assert len(seeds) == 6  # each link of each robot suffers faults of its own
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"robots": 2, "hil_robots": 3}, "hil_robots"),
+        ({"robots": 2, "hil_robots": 0}, "hil_robots"),
+        ({"robots": 2, "hil_robots": 2, "command_port": "/dev/ttyUSB0"}, "command_port"),
+    ],
+)
+def test_bad_hil_robot_counts_are_errors_naming_the_option(options: dict[str, object], named: str) -> None:
+    with pytest.raises(HilBringupError, match=named):
+        GraphOptions(**options)  # type: ignore[arg-type]
+
+
 def test_sim_time_goes_to_every_node_but_the_simulator_that_makes_it() -> None:
     nodes, _ = describe(GraphOptions(use_sim_time=True))
     following = {n.name: n.parameters["use_sim_time"] for n in nodes if "use_sim_time" in n.parameters}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from geometry_msgs.msg import Twist
 
 from hil_bridge.core.serial_link import LinkState
 from hil_bringup.core.graph import GraphOptions
@@ -36,5 +37,28 @@ def test_lockstep_reads_are_paired_again_after_an_unplug_and_replug() -> None:
         # waiting (a short read) on every replug.
         assert [end.owed.short_reads for end in ends if end.owed] == [0, 0, 0, 0]
         assert runner.loop.link.generation == 3  # opened, and reopened after each replug
+    finally:
+        runner.stop()
+
+
+def test_every_hil_robot_runs_on_its_own_loop_and_the_others_follow_cmd_vel() -> None:
+    runner = GraphRunner(GraphOptions(rtf=0.0, robots=4, hil_robots=3, behaviour="boards"))
+    runner.start()
+    try:
+        sim = runner.sim.sim
+        start_x, start_yaw = sim.x.copy(), sim.yaw.copy()
+        cmd = Twist()
+        cmd.linear.x = 0.1
+        runner.sim.on_cmd_vel(3, cmd)  # the callback of robot_3/cmd_vel
+        while sim.time < 3.0:
+            runner.step()
+        turned = abs(sim.yaw - start_yaw)
+        assert all(turned[:3] > 0.5), turned  # each HIL robot's star search begins with a scan
+        assert sim.x[3] - start_x[3] > 0.02  # robot 3 drove forward on its cmd_vel ...
+        assert turned[3] < 0.05
+        assert sim.v[3] == pytest.approx(0.0, abs=1e-3)  # ... and stopped after cmd_vel_timeout
+        assert [each.loop.get_namespace() for each in runner.chains] == ["/robot_0", "/robot_1", "/robot_2"]
+        ends = [end for each in runner.chains for end in (each.loop.link, each.bridge.link)]
+        assert all(end.owed is not None and end.owed.short_reads == 0 for end in ends)
     finally:
         runner.stop()
