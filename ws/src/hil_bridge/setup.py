@@ -25,6 +25,7 @@ setup(
     entry_points={
         "console_scripts": [
             "signal_bridge = hil_bridge.console:signal_bridge",
+            "radio_module = hil_bridge.console:radio_module",
             "hil_link_proxy = hil_bridge.console:hil_link_proxy",
             "hil_platform_emulator = hil_bridge.console:hil_platform_emulator",
             "hil_sketch = hil_bridge.sketch_tool:main",

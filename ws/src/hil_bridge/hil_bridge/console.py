@@ -9,6 +9,7 @@ death by SIGTERM. ``hil_sketch`` is a one-shot tool and keeps Python's defaults.
 from hil_bridge.core.shutdown import console_main
 
 signal_bridge = console_main("hil_bridge.signal_bridge_node")
+radio_module = console_main("hil_bridge.radio_module_node")
 hil_link_proxy = console_main("hil_bridge.link_proxy")
 hil_platform_emulator = console_main("hil_bridge.platform_emulator")
 motion_platform = console_main("hil_bridge.motion_platform_node")

@@ -42,6 +42,7 @@ from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.leftovers import OwnedDir, owned_dir
 from hil_bridge.core.shutdown import deferred_signals
 from hil_bridge.core.signal_protocol import Frame
+from hil_bridge.radio_module_node import RadioModuleNode
 from hil_bridge.signal_bridge_node import SignalBridgeNode
 from hil_bringup.core.graph import MCU_NODES, GraphOptions, NodeSpec, describe
 from hil_bringup.core.link_faults import make_proxy
@@ -61,7 +62,7 @@ _FULL_SERVE_PERIOD_S = 1.0
 _DRAIN_QUIET_S = 0.2
 _DRAIN_MAX_S = 3.0
 #: Nodes with no input for the lockstep driver to serve (see GraphRunner._executor_for).
-_SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description"}
+_SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description", "radio_module"}
 #: Options that describe this machine's run rather than the experiment (not kept in bags).
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
 #: Name prefix of a run's private pty folder in the temporary directory.
@@ -77,6 +78,8 @@ class Chain:
     bridge: SignalBridgeNode
     loop: ControlLoopNode
     description: DescriptionNode
+    #: Its radio module (a run with ``radio``).
+    radio: RadioModuleNode | None = None
     #: Its link fault proxies (``faults``): the command link's, then the signal link's.
     proxies: list[FaultProxy] = field(default_factory=list)
 
@@ -227,6 +230,7 @@ class GraphRunner:
             self._node(robot, "signal_bridge"),  # type: ignore[arg-type]
             self._node(robot, "control_loop"),  # type: ignore[arg-type]
             self._node(robot, "robot_description"),  # type: ignore[arg-type]
+            self._node(robot, "radio_module"),  # type: ignore[arg-type]
         )
 
     @property
@@ -312,6 +316,9 @@ class GraphRunner:
         sim.attach_directly(bridge.exchange.set_outputs, robot)
         chain.description.attach_directly()
         sim.on_joint_states[robot] = chain.description.on_joint_states
+        if chain.radio is not None:
+            chain.radio.attach_directly(lambda body: sim.radio_send(robot, body))
+            sim.attach_radio_directly(robot, chain.radio.deliver)
 
     def _executor_for(self, node: Node) -> Executor:
         """The simulator's executor, or the graph's (served by step() in lockstep).
@@ -343,6 +350,8 @@ class GraphRunner:
         for each in chains:
             if each.mcu is not None:
                 each.mcu.tick(now)
+            if each.radio is not None:
+                each.radio.step_lockstep(now)
         for proxy in self.proxies:
             proxy.step(now)
         # The state at `now` is published here rather than at the end of the last
@@ -384,9 +393,12 @@ class GraphRunner:
         """
         masters = [proxy.pty for proxy in self.proxies]
         links = [link for each in self.chains for link in (each.loop.link, each.bridge.link)]
+        links += [each.radio.link for each in self.chains if each.radio is not None]
         for each in self.chains:
             if isinstance(each.mcu, VirtualMcuNode):
                 masters += [each.mcu.command, each.mcu.signal]
+                if each.mcu.radio is not None:
+                    masters.append(each.mcu.radio)
         by_path = {pty.path: pty for pty in masters}
         for link in (*links, *(proxy.upstream for proxy in self.proxies)):
             pty = by_path.get(link.port)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import TransformStamped, Twist
@@ -41,11 +42,13 @@ from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
-from hil_msgs.msg import Signal, SignalArray
+from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, decode_radio, encode_radio
+from hil_msgs.msg import Signal, SignalArray, WireChunk
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.build import build_simulation, default_world_path
 from hil_sim.core.cmd_drive import twist_pins
 from hil_sim.core.physics import BACKENDS
+from hil_sim.core.radio import Radio, RadioConfig
 from hil_sim.core.signals import PinState, sensor_signals
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose
@@ -129,7 +132,25 @@ PARAMETERS = (
         max=60.0,
     ),
     ParamSpec("device_configs", [], "Device config files or folders; empty: hil_bridge's library."),
+    ParamSpec(
+        "radio",
+        False,
+        "A radio between the robots (hil_sim.core.radio): each HIL robot's radio module sends on "
+        "robot_<i>/hil/radio/tx and hears on robot_<i>/hil/radio/rx.",
+    ),
+    ParamSpec("radio_step", 0.02, "Radio time step, s.", min=0.001, max=1.0),
+    ParamSpec("radio_loss", 0.04, "Probability that a copy in range is lost.", min=0.0, max=1.0),
+    ParamSpec(
+        "radio_switch_steps",
+        2,
+        "Radio steps a module needs to switch between send and receive.",
+        min=0,
+        max=100,
+    ),
+    ParamSpec("radio_range", 3.0, "Radio range, m.", min=0.01, max=1000.0),
 )
+#: Simulated seconds between RST lines of an unchanged radio (DESIGN.md "Radio link": at least 1 s).
+RADIO_STATUS_PERIOD_S = 0.5
 
 
 def stamp_of(seconds: float) -> Time:
@@ -254,6 +275,12 @@ class SimNode(Node):
         #: Per robot: called with its joint states as they are published (the one-process
         #: runner's robot descriptions take them without DDS).
         self.on_joint_states: dict[int, Callable[[JointState], None]] = {}
+        self.radio: Radio | None = None
+        #: Per HIL robot: called with each RRX/RST line body for its radio module (the
+        #: one-process runner's modules take them without DDS).
+        self.on_radio: dict[int, Callable[[str], None]] = {}
+        if params.as_bool("radio"):
+            self._init_radio(params, prefixes)
         self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
         self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
         self._clock_listened = self._tf_listened = False
@@ -299,6 +326,83 @@ class SimNode(Node):
                 self.get_logger().warning(
                     f"hil/signals/to_sim: {name} is not a pin of the robot model; ignored"
                 )
+
+    def _init_radio(self, params: Any, prefixes: list[str]) -> None:
+        config = RadioConfig(
+            step=params.as_float("radio_step"),
+            switch_steps=params.as_int("radio_switch_steps"),
+            loss=params.as_float("radio_loss"),
+            max_range=params.as_float("radio_range"),
+        )
+        self.radio = Radio(config, self.robots, seed=params.as_int("seed"))
+        self.radio_errors = 0
+        self._radio_rx = [
+            self.create_publisher(WireChunk, f"{prefix}hil/radio/rx", qos.PUBLISHER) for prefix in prefixes
+        ]
+        self._radio_tx = {
+            robot: self.create_subscription(
+                WireChunk,
+                f"{prefixes[robot]}hil/radio/tx",
+                lambda m, i=robot: self.radio_send(i, bytes(m.data).decode("ascii", "replace")),
+                qos.COMMAND,
+            )
+            for robot in range(self.hil_robots)
+        }
+        self._radio_status: list[tuple[str, int, int] | None] = [None] * self.robots
+        self._radio_status_at = [-math.inf] * self.robots
+
+    def radio_send(self, robot: int, body: str) -> None:
+        """An RTX line body from robot ``robot``'s radio module: onto its radio's queue."""
+        if self.radio is None:
+            return
+        try:
+            message = decode_radio(body)
+            if not isinstance(message, RadioSend):
+                raise HilBridgeError(f"id: {body[:3]!r} is not RTX")
+            with self.lock:
+                self.radio.send(robot, message.payload, message.dst)
+        except (HilBridgeError, HilSimError) as exc:
+            self.radio_errors += 1
+            if "radio" not in self._warned:
+                self._warned.add("radio")
+                self.get_logger().warning(f"robot {robot}'s radio module: {exc} (counted; warned once)")
+
+    def _step_radio(self) -> None:
+        """Radio steps up to now: deliveries as RRX, each HIL robot's state as RST."""
+        radio, sim = self.radio, self.sim
+        assert radio is not None
+        if sim.time + 1e-9 < radio.now:
+            return
+        positions = np.stack([sim.x, sim.y], axis=1)
+        for delivery in radio.step(sim.time, positions):
+            if delivery.dst < self.hil_robots:
+                line = RadioReceive(delivery.src, round(delivery.rssi), delivery.payload)
+                self._to_radio_module(delivery.dst, encode_radio(line))
+        for robot in range(self.hil_robots):
+            status = radio.status(robot)
+            key = (status.state, status.free, status.dropped)
+            if (
+                key != self._radio_status[robot]
+                or sim.time - self._radio_status_at[robot] >= RADIO_STATUS_PERIOD_S
+            ):
+                self._radio_status[robot], self._radio_status_at[robot] = key, sim.time
+                self._to_radio_module(robot, encode_radio(status))
+
+    def _to_radio_module(self, robot: int, body: str) -> None:
+        direct = self.on_radio.get(robot)
+        if direct is not None:
+            direct(body)
+            return
+        chunk = WireChunk(link="radio", direction="rx", data=body.encode("ascii"))
+        chunk.header.stamp = stamp_of(self.sim.time)
+        self._radio_rx[robot].publish(chunk)
+
+    def attach_radio_directly(self, robot: int, deliver: Callable[[str], None]) -> None:
+        """Robot ``robot``'s radio module in this process: lines by call, RTX by :meth:`radio_send`."""
+        self.on_radio[robot] = deliver
+        subscription = self._radio_tx.pop(robot, None) if self.radio is not None else None
+        if subscription is not None:
+            self.destroy_subscription(subscription)
 
     def on_cmd_vel(self, robot: int, message: Twist) -> None:
         """A robot without an MCU: motor pins for the twist."""
@@ -381,6 +485,8 @@ class SimNode(Node):
                 self._pins_dirty = False
                 self.pins.apply(self.sim)
             self.sim.step(self.chunk)
+            if self.radio is not None:
+                self._step_radio()
             if publish:
                 self.publish_step()
             for robot, on_outputs in self.on_outputs.items():

@@ -75,6 +75,9 @@ class GraphOptions:
     #: 0..hil_robots-1; the others follow ``robot_<i>/cmd_vel`` in the simulator.
     hil_robots: int = 1
     rtf: float = 1.0
+    #: A radio between the robots: the simulator's radio model, and on each HIL robot a
+    #: radio module on a link of its own to its MCU.
+    radio: bool = False
     use_sim_time: bool = False
     world: str = ""
     behaviour: str = "boards"
@@ -276,6 +279,7 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
             "",
             robots=options.robots,
             hil_robots=options.hil_robots,
+            radio=options.radio,
             rtf=options.rtf,
             world=options.world,
             seed=options.seed,
@@ -312,7 +316,9 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             "virtual_mcu": "virtual_mcu_node:VirtualMcuNode",
             "simavr_mcu": "simavr_mcu_node:SimavrMcuNode",
         }
-        extra = {"firmware": options.firmware} if mcu == "simavr_mcu" else {}
+        extra: dict[str, Any] = {"firmware": options.firmware} if mcu == "simavr_mcu" else {}
+        if options.radio:
+            extra["radio_port"] = links.radio
         nodes.append(
             _spec(
                 "hil_sim",
@@ -357,6 +363,18 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             {"frame_prefix": f"{ns}/" if ns else ""},
         ),
     ]
+    if options.radio:
+        nodes.append(
+            _spec(
+                "hil_bridge",
+                "radio_module",
+                "radio_module",
+                "hil_bridge.radio_module_node:RadioModuleNode",
+                ns,
+                port=links.radio,
+                checked=options.checked,
+            )
+        )
     return [replace(n, robot=robot) for n in nodes]
 
 

@@ -1,0 +1,153 @@
+"""``radio_module``: a robot's radio module (its second MCU) between its MCU and the air.
+
+Every ``period`` (the module's own time step, 20 ms by default, apart from the MCU's)
+it writes the ``RRX``/``RST`` lines that came for it to the MCU's radio link and
+reads the MCU's ``RTX`` lines; each goes out as a ``hil_msgs/WireChunk`` (link
+``radio``, direction ``tx``, the line's body) on ``hil/radio/tx`` to the world-side
+radio (the simulator), which answers on ``hil/radio/rx`` (direction ``rx``). Counters
+and link state go to ``diagnostics``. DESIGN.md "Radio link".
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rclpy.node import Node
+
+from hil_bridge import qos
+from hil_bridge.core.loop_timing import DeadlineScheduler
+from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.radio_module import RX_QUEUE, RadioModule
+from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
+from hil_bridge.errors import HilBridgeError
+from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
+from hil_bridge.parameters import declare_parameters
+from hil_msgs.msg import WireChunk
+
+NODE_NAME = "radio_module"
+
+PARAMETERS = (
+    ParamSpec("port", "/tmp/hil/radio_link", "Serial device or pty path of the MCU's radio link."),
+    ParamSpec("baud", 115200, "Baud rate of the radio link.", choices=STANDARD_BAUDS),
+    ParamSpec("checked", False, "Checked mode: sequence number and CRC-16 on every line."),
+    ParamSpec("period", 0.02, "The module's time step, s (its MCU's is 5 ms).", min=0.001, max=1.0),
+    ParamSpec("rx_queue", RX_QUEUE, "Lines that may wait for the MCU; more are dropped.", min=1, max=4096),
+    ParamSpec("diagnostics_period", 1.0, "Seconds between diagnostics.", min=0.05, max=60.0),
+)
+
+
+class RadioModuleNode(Node):
+    """One robot's radio module: its radio link, one stepping thread, topics to the air."""
+
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(NODE_NAME, **node_options)
+        params = declare_parameters(self, PARAMETERS)
+        self.link = SerialLink(params.as_str("port"), baud=params.as_int("baud"))
+        self.module = RadioModule(
+            self.link, checked=params.as_bool("checked"), rx_queue=params.as_int("rx_queue")
+        )
+        self.period = params.as_float("period")
+        self.diagnostics_period = params.as_float("diagnostics_period")
+        self._next_report = 0.0
+        self._next_step = 0.0
+        self.tx = self.create_publisher(WireChunk, "hil/radio/tx", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self._rx = self.create_subscription(WireChunk, "hil/radio/rx", self.on_rx, qos.COMMAND)
+        #: When set, RTX bodies go to this callable instead of hil/radio/tx (the
+        #: one-process runner hands them to the simulator's radio without DDS).
+        self.on_tx: Callable[[str], None] | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = node_thread(self, self.run, name="radio-module", stopping=self._stop)
+        self.get_logger().info(
+            f"radio link {self.link.port} at {self.link.baud} baud, every {self.period * 1e3:g} ms"
+        )
+
+    def start(self) -> None:
+        """Start the stepping thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop stepping and close the port."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2.0)
+        self.link.close()
+
+    def on_rx(self, message: WireChunk) -> None:
+        """A line from the air for this robot's MCU."""
+        self.deliver(bytes(message.data).decode("ascii", "replace"))
+
+    def deliver(self, body: str) -> None:
+        """Queue an RRX/RST line body for the MCU (also the runner's direct call)."""
+        with self._lock:
+            self.module.deliver(body)
+
+    def attach_directly(self, on_tx: Callable[[str], None]) -> None:
+        """Exchange with an in-process radio: RTX bodies out by call, lines in by :meth:`deliver`."""
+        self.on_tx = on_tx
+        self.destroy_subscription(self._rx)
+
+    def step_lockstep(self, now: float) -> None:
+        """Lockstep: a step when the module's own time step is due at ``now`` (simulated)."""
+        if now + 1e-9 >= self._next_step:
+            self._next_step = max(self._next_step + self.period, now)
+            self.tick(now)
+
+    def run(self) -> None:
+        """The module's steps, one per period, until stopped."""
+        scheduler = DeadlineScheduler(self.period)
+        while not self._stop.is_set():
+            tick = scheduler.wait()
+            self.tick(tick.woke)
+
+    def tick(self, now: float) -> None:
+        """One step: lines to the MCU, RTX lines to the air, diagnostics when due."""
+        with self._lock:
+            bodies = self.module.step()
+        for body in bodies:
+            if self.on_tx is not None:
+                self.on_tx(body)
+            else:
+                chunk = WireChunk(link="radio", direction="tx", data=body.encode("ascii"))
+                chunk.header.stamp = self.get_clock().now().to_msg()
+                self.tx.publish(chunk)
+        if now >= self._next_report:
+            self._next_report = now + self.diagnostics_period
+            self.publish_diagnostics()
+
+    def publish_diagnostics(self) -> None:
+        """Link state and the module's counters on ``diagnostics``."""
+        link, module = self.link, self.module
+        if link.state is not LinkState.OPEN:
+            level, text = DiagnosticStatus.ERROR, link.detail
+        elif module.dropped:
+            level, text = DiagnosticStatus.WARN, f"dropped lines: {module.last_error}"
+        else:
+            level, text = DiagnosticStatus.OK, "relaying"
+        values = {
+            "port": link.port,
+            "state": link.state.value,
+            "rtx_sent": module.sent,
+            "lines_to_mcu": module.written,
+            **{f"dropped.{k}": v for k, v in sorted(module.dropped.items())},
+            "decoder_dropped": module.decoder.stats.dropped_total,
+        }
+        self.diagnostics.publish(
+            diagnostic_array(
+                self, name="radio module", level=level, message=text, values=values, hardware_id=link.port
+            )
+        )
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the radio module until shut down; exit 2 on a bad configuration."""
+    return run_node(RadioModuleNode, name=NODE_NAME, config_errors=(HilBridgeError,), args=args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
