@@ -6,7 +6,10 @@ the signal bridge (DESIGN.md "Data flow"):
 * ``command_port`` (default ``/tmp/hil/mcu_command``): the command link, line
   protocol, opened by the control loop as it would open the robot's serial port;
 * ``signal_port`` (default ``/tmp/hil/signal_link``): the signal link, binary frames,
-  opened by the signal bridge as it would open the bridge board.
+  opened by the signal bridge as it would open the bridge board;
+* ``radio_port`` (default empty: no radio): the radio link, line protocol, opened by
+  the robot's radio module; the MCU relays RTX to it and RRX/RST from it
+  (DESIGN.md "Radio link").
 
 The behaviour is :class:`hil_sim.core.virtual_mcu.VirtualMcu`; this node creates the
 two ptys, and one thread of its own waits in ``select`` on both until bytes arrive
@@ -17,10 +20,11 @@ bytes a full tty does not take are dropped and counted. Counters go to
 the validation message.
 
 :meth:`VirtualMcuNode.unplug` and :meth:`VirtualMcuNode.plug` pull and put back its
-USB cable: both ports hang up and their links go, then new ptys appear at the same
+USB cable: the command and signal ports hang up and their links go, then new ptys appear at the same
 paths, while the MCU core runs on untouched (its timers, watchdog and sequence
-numbers); what it writes meanwhile is lost and counted. The soak tests use them to
-make the loop and the bridge reconnect.
+numbers); what it writes meanwhile is lost and counted. The radio link stays: the
+radio module is wired to the MCU on the robot, not through the cable. The soak tests
+use them to make the loop and the bridge reconnect.
 """
 
 from __future__ import annotations
@@ -52,11 +56,19 @@ NODE_NAME = "virtual_mcu"
 DIAGNOSTICS_PERIOD = 1.0
 #: Longest wait in select(); bounds how long stopping the loop takes.
 IDLE_WAIT_S = 0.05
+#: Most bytes taken from the radio link per tick: a flooding module cannot hold up the
+#: command and signal links (the rest waits in the tty, as in a UART's line).
+RADIO_READ_BYTES = 2048
 
 PARAMETERS = (
     ParamSpec("command_port", "/tmp/hil/mcu_command", "Path of the command link pty the control loop opens."),
     ParamSpec("signal_port", "/tmp/hil/signal_link", "Path of the signal link pty the signal bridge opens."),
-    ParamSpec("checked", False, "Checked mode on both links: sequence number and CRC-16 on every message."),
+    ParamSpec(
+        "radio_port",
+        "",
+        "Path of the radio link pty the radio module opens; empty: the MCU has no radio link.",
+    ),
+    ParamSpec("checked", False, "Checked mode on every link: sequence number and CRC-16 on every message."),
     ParamSpec("max_command", 255, "Largest DRV magnitude accepted; more is an ERR.", min=1, max=32767),
     ParamSpec(
         "telemetry_period", 0.1, "Seconds between telemetry rounds (TL1, TL2...).", min=0.001, max=60.0
@@ -98,18 +110,22 @@ class VirtualMcuNode(Node):
             led_period=params.as_float("led_period"),
             signal_period=params.as_float("signal_period"),
             checked=params.as_bool("checked"),
+            radio=bool(params.as_str("radio_port")),
         )
         self.config = config
         self.mcu = VirtualMcu(config, start=self.clock())
         #: Bytes a full tty did not take, per link.
-        self.unwritten = {"command": 0, "signal": 0}
+        self.unwritten = {"command": 0, "signal": 0, "radio": 0}
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="virtual-mcu", stopping=self._stop)
         command_port, signal_port = params.as_str("command_port"), params.as_str("signal_port")
+        radio_port = params.as_str("radio_port")
         self.get_logger().info(
             f"command link {command_port}, signal link {signal_port}"
-            f" ({len(config.layout.inputs)} pin signals out, {len(config.layout.outputs)} sensor signals in)"
+            + (f", radio link {radio_port}" if radio_port else "")
+            + f" ({len(config.layout.inputs)} pin signals out,"
+            + f" {len(config.layout.outputs)} sensor signals in)"
             + (" (checked)" if config.checked else "")
         )
         self._ports = (command_port, signal_port)
@@ -123,9 +139,17 @@ class VirtualMcuNode(Node):
         self.plug_taps: list[Callable[[], None]] = []
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
-        self.command, self.signal = pty_pairs(
-            command_port, signal_port, names=("command_port", "signal_port")
-        )
+        #: The radio link's pty (None without ``radio_port``); a lockstep runner pairs it
+        #: with the radio module's port as it pairs ``command`` and ``signal``.
+        self.radio: PtyPair | None = None
+        if radio_port:
+            self.command, self.signal, self.radio = pty_pairs(
+                command_port, signal_port, radio_port, names=("command_port", "signal_port", "radio_port")
+            )
+        else:
+            self.command, self.signal = pty_pairs(
+                command_port, signal_port, names=("command_port", "signal_port")
+            )
 
     def start(self) -> None:
         """Start the event loop thread."""
@@ -138,13 +162,15 @@ class VirtualMcuNode(Node):
         self._next_report = clock()
 
     def stop(self) -> None:
-        """Stop the event loop and close both ptys (which removes their links)."""
+        """Stop the event loop and close the ptys (which removes their links)."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
         with self._io_lock:
             self.command.close()
             self.signal.close()
+            if self.radio is not None:
+                self.radio.close()
 
     def unplug(self) -> None:
         """Pull the cable: both ports hang up and their links go; the MCU runs on."""
@@ -174,31 +200,37 @@ class VirtualMcuNode(Node):
             now = self.clock()
             wait = min(self.mcu.next_deadline(now) - now, IDLE_WAIT_S)
             fds = [self.command.master_fd, self.signal.master_fd] if self.plugged else []
+            if self.radio is not None:
+                fds.append(self.radio.master_fd)
             with contextlib.suppress(OSError, ValueError):  # unplugged while waiting: the tick sees it
                 select.select(fds, [], [], max(wait, 0.0))
             self.tick(self.clock())
 
     def tick(self, now: float) -> None:
-        """Take what both links sent, run the MCU's timers, write what it has to say."""
+        """Take what the links sent, run the MCU's timers, write what it has to say."""
         with self._io_lock:
-            mcu, command, signal = self.mcu, self.command, self.signal
+            mcu, command, signal, radio = self.mcu, self.command, self.signal, self.radio
             if self.plugged:
                 if data := command.read():
                     mcu.feed_command(data, now)
                 if data := signal.read():
                     mcu.feed_signal(data, now)
+            if radio is not None and (data := radio.read(RADIO_READ_BYTES)):
+                mcu.feed_radio(data, now)
             mcu.tick(now)
             self._write("command", command, mcu.take_command_output())
             self._write("signal", signal, mcu.take_signal_output())
+            if radio is not None:
+                self._write("radio", radio, mcu.take_radio_output(), plugged=True)
         if now >= self._next_report:
             self._next_report = now + DIAGNOSTICS_PERIOD
             self.publish_diagnostics()
 
-    def _write(self, link: str, pty: PtyPair, data: bytes) -> None:
+    def _write(self, link: str, pty: PtyPair, data: bytes, *, plugged: bool | None = None) -> None:
         if not data:
             return
         try:
-            written = pty.write(data) if self.plugged else 0
+            written = pty.write(data) if (self.plugged if plugged is None else plugged) else 0
         except OSError:
             written = 0
         # Nobody reads the port (or too slowly): the rest is dropped, as a UART would.
@@ -211,18 +243,22 @@ class VirtualMcuNode(Node):
             level, text = DiagnosticStatus.WARN, "heartbeat lost, motors off"
         elif mcu.stopped:
             level, text = DiagnosticStatus.WARN, "stopped (COM,STOP), motors off"
+        elif mcu.radio_lost:
+            level, text = DiagnosticStatus.WARN, "radio lost (no RST for 3 s)"
         else:
             level, text = DiagnosticStatus.OK, "running"
         left, right = mcu.motor_commands
         values: dict[str, object] = {
             "command_port": self.command.path,
             "signal_port": self.signal.path,
+            "radio_port": self.radio.path if self.radio is not None else "",
             "motor_left": left,
             "motor_right": right,
             "led": int(mcu.led_on),
             **mcu.counters(),
             "command_unwritten_bytes": self.unwritten["command"],
             "signal_unwritten_bytes": self.unwritten["signal"],
+            "radio_unwritten_bytes": self.unwritten["radio"],
             "plugged": int(self.plugged),
             "replugs": self.replugs,
         }

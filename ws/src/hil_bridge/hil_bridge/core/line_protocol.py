@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -114,7 +114,19 @@ class Command:
     text: str
 
 
-Message = Drive | Arm | Heartbeat | Telemetry | ErrorReport | Command
+@dataclass(frozen=True, slots=True)
+class Relayed:
+    """A line of an id the decoder was told to pass on unparsed (``relay_ids``).
+
+    ``body`` is the line without check suffix and line ending (``RTX,*,01AB``); the
+    encoder writes it unchanged, so a relay re-frames a line without reading its payload
+    (the MCU between the command link and the radio link).
+    """
+
+    body: str
+
+
+Message = Drive | Arm | Heartbeat | Telemetry | ErrorReport | Command | Relayed
 
 
 class DropReason(str, Enum):
@@ -205,6 +217,10 @@ def encode_body(message: Message) -> str:
     """
     if isinstance(message, Drive):
         return f"DRV{int(message.left)},{int(message.right)}"
+    if isinstance(message, Relayed):
+        if "\n" in message.body or "\r" in message.body:
+            raise HilBridgeError(f"line break inside a relayed line: {message.body!r}")
+        return message.body
     if isinstance(message, Telemetry):
         return message.list_id + ",".join(_number(v) for v in message.values)
     if isinstance(message, Heartbeat):
@@ -247,7 +263,12 @@ class LineEncoder:
 
 
 class LineDecoder:
-    """Incremental decoder: feed any bytes, get whole messages; partial lines are kept."""
+    """Incremental decoder: feed any bytes, get whole messages; partial lines are kept.
+
+    ``relay_ids``: three-character ids whose lines come out as :class:`Relayed` (the
+    body as received, checked-mode suffix verified and removed) instead of being
+    parsed or dropped as unknown (the radio link's ``RTX``, ``RRX``, ``RST``).
+    """
 
     def __init__(
         self,
@@ -255,9 +276,14 @@ class LineDecoder:
         schema: TelemetrySchema | None = None,
         max_line: int = MAX_LINE,
         checked: bool = False,
+        relay_ids: Iterable[str] = (),
     ) -> None:
         if max_line < 4:
             raise HilBridgeError(f"max_line must be at least 4 bytes, got {max_line}")
+        self.relay_ids = frozenset(relay_ids)
+        for ident in self.relay_ids:
+            if len(ident) != 3 or not ident.isascii():
+                raise HilBridgeError(f"relay_ids: {ident!r} is not a three-character ASCII id")
         self.schema = schema or TelemetrySchema({})
         self.max_line = max_line
         self.checked = checked
@@ -272,6 +298,8 @@ class LineDecoder:
             "COM": self._parse_command,
             "ARM": self._parse_arm,
         }
+        for ident in self.relay_ids:
+            self._parsers[ident] = self._parse_relayed
 
     def reset(self) -> None:
         """Forget a partial line and the sequence (after a reconnect)."""
@@ -360,6 +388,9 @@ class LineDecoder:
             return self._parse_telemetry(line, ident, payload, text)
         self._drop(DropReason.UNKNOWN_ID, line, f"unknown message id {ident!r}")
         return None
+
+    def _parse_relayed(self, line: bytes, payload: str) -> Message | None:
+        return Relayed(line.decode("ascii"))
 
     def _parse_drive(self, line: bytes, payload: str) -> Message | None:
         match = _INT_PAIR.fullmatch(payload)

@@ -21,6 +21,19 @@ Watchdog: with no ``HBB`` for ``watchdog_timeout`` (counted from power-on too), 
 motors go off and one ``ERR,heartbeat lost`` is sent; ``DRV`` is refused until the
 next ``HBB``. The LED toggles every ``led_period``.
 
+Radio link (optional, ``McuConfig.radio``; DESIGN.md "Radio link"): the MCU relays
+without reading payloads. An ``RTX`` line from the command link goes to the radio
+link re-framed (same body; the radio link's own sequence numbers and CRC in checked
+mode); ``RRX`` and ``RST`` lines from the radio link go to the command link the same
+way. With no radio link, or while the radio is lost, an ``RTX`` is dropped and
+answered ``ERR,no radio``. No ``RST`` for :data:`RADIO_LOST_S` (counted from power-on
+too) makes the radio lost: one ``RST,LOST,0,0`` goes to the command link, and the
+next ``RST`` from the module ends it (and is relayed as usual). Other lines from the
+radio are dropped and counted (``radio_dropped.<reason>``, ``radio_unexpected``); a
+relay whose queue is full drops the line and counts it (``radio_tx_overflow``,
+``radio_rx_overflow``), so a flood on one link costs the other nothing but bounded
+queue space.
+
 Time is passed in by the caller (``now``, seconds on any monotonic clock), so tests
 drive hours of behaviour with a fake clock, and the node drives it from ``select``.
 Nothing here reads a clock, touches a file descriptor or imports rclpy.
@@ -46,6 +59,7 @@ from hil_bridge.core.line_protocol import (
     LineDecoder,
     LineEncoder,
     Message,
+    Relayed,
     Telemetry,
     TelemetrySchema,
 )
@@ -80,6 +94,21 @@ ADC_MAX = 1023
 REJECT_REASONS = ("out_of_range", "stopped", "heartbeat_lost")
 #: COM words the firmware knows; anything else is counted as ``unknown``.
 COMMAND_WORDS = ("STOP", "GO", "RESET", "VERSION")
+
+#: Radio link (DESIGN.md "Radio link"): ids relayed from the command link to the radio,
+#: and from the radio to the command link.
+RADIO_TX_IDS = ("RTX",)
+RADIO_RX_IDS = ("RRX", "RST")
+#: Seconds without an ``RST`` from the module before the radio counts as lost (it sends
+#: one at least once a second).
+RADIO_LOST_S = 3.0
+#: What the MCU sends on the command link when the radio is lost (only the MCU sends LOST).
+RADIO_LOST_LINE = "RST,LOST,0,0"
+#: What an RTX gets when there is no radio to send it.
+NO_RADIO_ERROR = "no radio"
+#: Bytes of relayed lines that may wait for each link: a relay that would pass this
+#: drops the line (counted) rather than let one link's flood grow the other's queue.
+RELAY_QUEUE_BYTES = 1024
 
 _WORD = re.compile(r"[!-~]{1,32}")
 
@@ -146,6 +175,8 @@ class McuConfig:
     led_period: float = 0.5
     signal_period: float = 0.005
     checked: bool = False
+    #: Whether the MCU has a radio link (the node's ``radio_port`` set).
+    radio: bool = False
     name: str = NAME
     version: str = VERSION
 
@@ -154,6 +185,8 @@ class McuConfig:
             raise HilSimError(f"virtual MCU: max_command must be an integer, got {self.max_command!r}")
         if not 1 <= self.max_command <= 32767:
             raise HilSimError(f"virtual MCU: max_command {self.max_command} is outside 1..32767")
+        if not isinstance(self.radio, bool):
+            raise HilSimError(f"virtual MCU: radio must be true or false, got {self.radio!r}")
         for name in ("telemetry_period", "watchdog_timeout", "led_period", "signal_period"):
             _positive_seconds(name, getattr(self, name))
         for name in ("name", "version"):
@@ -181,6 +214,21 @@ class McuStats:
     #: Replies the encoder refused (a line the receiver would drop); never sent.
     unsendable: int = 0
     signal_frames_received: int = 0
+    #: RTX lines relayed to the radio link.
+    radio_tx: int = 0
+    #: RTX lines dropped (no radio link, or the radio lost), each answered ``ERR,no radio``.
+    radio_tx_dropped: int = 0
+    #: RTX lines dropped because the radio link's queue was full.
+    radio_tx_overflow: int = 0
+    #: RRX and RST lines relayed to the command link.
+    radio_rx: int = 0
+    radio_status: int = 0
+    #: RRX/RST lines dropped because the command link's relay queue was full.
+    radio_rx_overflow: int = 0
+    #: Valid lines of other ids from the radio link (HBB, ERR, DRV...), dropped.
+    radio_unexpected: int = 0
+    #: Times the radio went lost (``RST,LOST,0,0`` sent).
+    radio_losses: int = 0
 
 
 #: Caller times this close before a deadline are at it. A lockstep caller's clock is
@@ -239,8 +287,15 @@ class VirtualMcu:
         self.config = config
         layout = config.layout
         self.stats = McuStats()
-        self._line_decoder = LineDecoder(schema=config.schema, checked=config.checked)
+        self._line_decoder = LineDecoder(schema=config.schema, checked=config.checked, relay_ids=RADIO_TX_IDS)
         self._line_encoder = LineEncoder(checked=config.checked)
+        self._radio_decoder = LineDecoder(checked=config.checked, relay_ids=RADIO_RX_IDS)
+        self._radio_encoder = LineEncoder(checked=config.checked)
+        self._radio_out = bytearray()
+        #: Relayed bytes waiting in the command-link queue (counted against RELAY_QUEUE_BYTES).
+        self._relayed_pending = 0
+        self._radio_heard = start
+        self._radio_lost = False
         try:
             self._frame_encoder = FrameEncoder(layout.inputs, checked=config.checked)
             self._frame_decoder = FrameDecoder(layout.outputs, checked=config.checked)
@@ -307,6 +362,7 @@ class VirtualMcu:
         """Handle bytes from the control loop; replies wait in :meth:`take_command_output`."""
         # A timeout that expired before these bytes arrived counts first.
         self._check_watchdog(now)
+        self._check_radio(now)
         for message in self._line_decoder.feed(data):
             self._handle(message, now)
 
@@ -318,9 +374,27 @@ class VirtualMcu:
             self._last_signal_at = now
             self.stats.signal_frames_received += len(frames)
 
+    def feed_radio(self, data: bytes, now: float) -> None:
+        """Take bytes from the radio module; RRX and RST lines are relayed to the command link.
+
+        Nothing happens without a radio link (``McuConfig.radio`` false).
+        """
+        if not self.config.radio:
+            return
+        self._check_radio(now)
+        for message in self._radio_decoder.feed(data):
+            if not isinstance(message, Relayed):
+                self.stats.radio_unexpected += 1
+                continue
+            if message.body.startswith("RST"):
+                self._radio_heard = now
+                self._radio_lost = False
+            self._relay_to_command(message)
+
     def tick(self, now: float) -> None:
-        """Run whatever is due at ``now``: watchdog, telemetry, LED and signal frame."""
+        """Run whatever is due at ``now``: watchdog, radio, telemetry, LED and signal frame."""
         self._check_watchdog(now)
+        self._check_radio(now)
         if self._telemetry_timer.due(now) is not None:
             self._send_telemetry()
         led = self._led_timer.due(now)
@@ -335,6 +409,8 @@ class VirtualMcu:
         deadline = min(self._telemetry_timer.deadline, self._led_timer.deadline, self._signal_timer.deadline)
         if not self._heartbeat_lost:
             deadline = min(deadline, self._last_heartbeat + self.config.watchdog_timeout)
+        if self.config.radio and not self._radio_lost:
+            deadline = min(deadline, self._radio_heard + RADIO_LOST_S)
         return max(now, deadline)
 
     # -- outputs -------------------------------------------------------------------
@@ -343,6 +419,13 @@ class VirtualMcu:
         """The bytes waiting for the command link, removed from the queue."""
         data = bytes(self._command_out)
         self._command_out.clear()
+        self._relayed_pending = 0
+        return data
+
+    def take_radio_output(self) -> bytes:
+        """The bytes waiting for the radio link (relayed RTX lines), removed from the queue."""
+        data = bytes(self._radio_out)
+        self._radio_out.clear()
         return data
 
     def take_signal_output(self) -> bytes:
@@ -399,6 +482,16 @@ class VirtualMcu:
         return self._heartbeat_lost
 
     @property
+    def radio_lost(self) -> bool:
+        """True from :data:`RADIO_LOST_S` without an ``RST`` until the next one (radio link only)."""
+        return self._radio_lost
+
+    @property
+    def radio_stats(self) -> DecodeStats:
+        """The radio-link decoder's counters (drops by reason, lost lines)."""
+        return self._radio_decoder.stats
+
+    @property
     def last_signal_at(self) -> float | None:
         """When the last OUTPUT frame arrived, or None."""
         return self._last_signal_at
@@ -416,6 +509,7 @@ class VirtualMcu:
     def counters(self) -> dict[str, int]:
         """Every counter as a flat ``name -> value`` mapping (for diagnostics), stable keys."""
         stats, lines, frames = self.stats, self._line_decoder.stats, self._frame_decoder.stats
+        radio = self._radio_decoder.stats
         encoder = self._frame_encoder.stats
         timers = (self._telemetry_timer, self._led_timer, self._signal_timer)
         return {
@@ -442,6 +536,17 @@ class VirtualMcu:
             "signal_resyncs": frames.resyncs,
             "signal_skipped_bytes": frames.skipped_bytes,
             "timer_overruns": sum(t.scheduler.overruns for t in timers),
+            "radio_tx": stats.radio_tx,
+            "radio_tx_dropped": stats.radio_tx_dropped,
+            "radio_tx_overflow": stats.radio_tx_overflow,
+            "radio_rx": stats.radio_rx,
+            "radio_status": stats.radio_status,
+            "radio_rx_overflow": stats.radio_rx_overflow,
+            "radio_unexpected": stats.radio_unexpected,
+            **{f"radio_dropped.{r.value}": radio.dropped[r.value] for r in DropReason},
+            "radio_lost_lines": radio.lost,
+            "radio_losses": stats.radio_losses,
+            "radio_lost": int(self._radio_lost),
         }
 
     # -- behaviour -----------------------------------------------------------------
@@ -458,6 +563,8 @@ class VirtualMcu:
             self._command(message.text, now)
         elif isinstance(message, Arm):
             self.stats.arm_ignored += 1
+        elif isinstance(message, Relayed):
+            self._relay_to_radio(message)
         elif isinstance(message, Telemetry):
             self.stats.unexpected[message.list_id] += 1
         else:
@@ -519,6 +626,47 @@ class VirtualMcu:
         self.stats.watchdog_trips += 1
         self._set_motors(0, 0)
         self._error("heartbeat lost")
+
+    def _check_radio(self, now: float) -> None:
+        if not self.config.radio or self._radio_lost or now - self._radio_heard < RADIO_LOST_S:
+            return
+        self._radio_lost = True
+        self.stats.radio_losses += 1
+        self._send(Relayed(RADIO_LOST_LINE))
+
+    def _line_size(self, line: Relayed) -> int:
+        """Bytes ``line`` takes on a link once framed (line feed, checked suffix)."""
+        return len(line.body) + 1 + (9 if self.config.checked else 0)
+
+    def _relay_to_radio(self, line: Relayed) -> None:
+        """An RTX from the command link: on to the radio link, or dropped with ``ERR,no radio``."""
+        if not self.config.radio or self._radio_lost:
+            self.stats.radio_tx_dropped += 1
+            self._error(NO_RADIO_ERROR)
+            return
+        if len(self._radio_out) + self._line_size(line) > RELAY_QUEUE_BYTES:
+            self.stats.radio_tx_overflow += 1
+            return
+        try:
+            self._radio_out += self._radio_encoder.encode(line)
+        except HilBridgeError:
+            self.stats.unsendable += 1
+            return
+        self.stats.radio_tx += 1
+
+    def _relay_to_command(self, line: Relayed) -> None:
+        """An RRX or RST from the radio link: on to the command link unless its queue is full."""
+        size = self._line_size(line)
+        if self._relayed_pending + size > RELAY_QUEUE_BYTES:
+            self.stats.radio_rx_overflow += 1
+            return
+        if not self._send(line):
+            return
+        self._relayed_pending += size
+        if line.body.startswith("RST"):
+            self.stats.radio_status += 1
+        else:
+            self.stats.radio_rx += 1
 
     def _send_telemetry(self) -> None:
         for list_id, names, readers in self._telemetry:
