@@ -124,3 +124,45 @@ def test_sensor_frames_reach_tl2_as_the_firmware_reads_them(
     tolerance = {"ultrasonic_cm": 0.1, "ir_adc": 1.0, "heading_deg": 0.2}
     for name, want in expected.items():
         assert abs(got[name] - want) <= tolerance.get(name, 0.0) + 0.051, (name, got[name], want)
+
+
+# --- the radio relay, the same cases for both MCUs -------------------------------------------
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["plain", "checked"])
+def test_rtx_from_the_command_link_reaches_the_radio_link_unchanged(
+    make_mcu: Callable[..., PtyMcu], checked: bool
+) -> None:
+    mcu_vectors.check_rtx_relayed(make_mcu(radio=True, checked=checked))
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["plain", "checked"])
+def test_rrx_and_rst_from_the_radio_link_reach_the_command_link_unchanged(
+    make_mcu: Callable[..., PtyMcu], checked: bool
+) -> None:
+    mcu_vectors.check_radio_lines_relayed(make_mcu(radio=True, checked=checked))
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["plain", "checked"])
+def test_unknown_ids_and_broken_lines_from_the_radio_are_dropped(
+    make_mcu: Callable[..., PtyMcu], checked: bool
+) -> None:
+    mcu_vectors.check_radio_junk_dropped(make_mcu(radio=True, checked=checked))
+
+
+def test_an_mcu_without_a_radio_link_answers_rtx_with_no_radio(make_mcu: Callable[..., PtyMcu]) -> None:
+    mcu_vectors.check_no_radio_refuses_rtx(make_mcu())
+
+
+def test_three_seconds_without_rst_send_lost_once_and_the_next_rst_ends_it(
+    make_mcu: Callable[..., PtyMcu],
+) -> None:
+    mcu_vectors.check_radio_lost_and_back(make_mcu(radio=True))
+
+
+def test_relaying_leaves_telemetry_motors_and_the_watchdog_alone(make_mcu: Callable[..., PtyMcu]) -> None:
+    mcu_vectors.check_relay_leaves_telemetry_and_watchdog_alone(make_mcu(radio=True))
+
+
+def test_a_flooding_radio_module_starves_neither_link(make_mcu: Callable[..., PtyMcu]) -> None:
+    mcu_vectors.check_radio_flood_starves_nothing(make_mcu(radio=True))

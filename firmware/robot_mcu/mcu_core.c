@@ -52,6 +52,66 @@ static void error(mcu_core *m, const char *text, uint8_t text_length) {
     }
 }
 
+/* The size of the line body[0..length) once framed by encoder (checked suffix, '\n'). */
+static uint8_t framed_size(const hil_line_encoder *encoder, uint8_t length) {
+    return (uint8_t)(length + 1 + (encoder->checked ? HIL_LINE_CHECK_LENGTH : 0));
+}
+
+/* An RTX from the command link: on to the radio link, framed in place in its queue. */
+static void relay_to_radio(mcu_core *m, const hil_line_message *message) {
+    uint8_t size;
+    if (!m->has_radio || m->radio_lost) {
+        m->radio_tx_dropped++;
+        error(m, "no radio", 8);
+        return;
+    }
+    size = framed_size(&m->radio_encoder, message->text_length);
+    if ((uint16_t)m->radio_out_length + size + 1 > MCU_RADIO_OUT_SIZE) {
+        m->radio_tx_overflow++;
+        return;
+    }
+    memcpy(m->radio_out + m->radio_out_length, message->text, message->text_length);
+    size = hil_line_finish(&m->radio_encoder, m->radio_out + m->radio_out_length, message->text_length);
+    if (size == 0) {
+        m->unsendable++;
+        return;
+    }
+    m->radio_out_length = (uint8_t)(m->radio_out_length + size);
+    m->radio_tx++;
+}
+
+/* An RRX or RST from the radio link: on to the command link, framed in place in its
+ * queue, never into the last MCU_RELAY_RESERVE bytes. */
+static void relay_to_command(mcu_core *m, const hil_line_message *message) {
+    uint8_t size = framed_size(&m->encoder, message->text_length);
+    if (m->out_length + size + 1 > MCU_OUT_SIZE - MCU_RELAY_RESERVE) {
+        m->radio_rx_overflow++;
+        return;
+    }
+    memcpy(m->out + m->out_length, message->text, message->text_length);
+    size = hil_line_finish(&m->encoder, m->out + m->out_length, message->text_length);
+    if (size == 0) {
+        m->unsendable++;
+        return;
+    }
+    m->out_length = (uint16_t)(m->out_length + size);
+    if (message->text[1] == 'S') {
+        m->radio_status++;
+    } else {
+        m->radio_rx++;
+    }
+}
+
+static void check_radio(mcu_core *m, uint32_t now) {
+    char line[32]; /* "RST,LOST,0,0" and its checked suffix: a small frame on the stack */
+    if (!m->has_radio || m->radio_lost || !reached(now, m->radio_heard_ms + MCU_RADIO_LOST_MS)) {
+        return;
+    }
+    m->radio_lost = 1;
+    m->radio_losses++;
+    send(m, line, append_text(line, 0, "RST,LOST,0,0"));
+}
+
 static void set_motors(mcu_core *m, int16_t left, int16_t right) {
     m->left = left;
     m->right = right;
@@ -159,6 +219,9 @@ static void handle(mcu_core *m, const hil_line_message *message, uint32_t now) {
     case HIL_MSG_ARM:
         m->arm_ignored++;
         break;
+    case HIL_MSG_RELAY:
+        relay_to_radio(m, message);
+        break;
     default: /* ERR or TLn from the brain: valid, but not for an MCU */
         m->unexpected++;
         break;
@@ -205,7 +268,12 @@ static uint8_t due(uint32_t *deadline, uint32_t period, uint32_t now) {
 void mcu_init(mcu_core *mcu, uint8_t checked, uint32_t now_ms) {
     memset(mcu, 0, sizeof(*mcu));
     hil_line_decoder_init(&mcu->decoder, checked, NULL);
+    hil_line_decoder_relay(&mcu->decoder, "RTX", 1);
     hil_line_encoder_init(&mcu->encoder, checked);
+    hil_line_decoder_init(&mcu->radio_decoder, checked, NULL);
+    hil_line_decoder_relay(&mcu->radio_decoder, "RRXRST", 2);
+    hil_line_encoder_init(&mcu->radio_encoder, checked);
+    mcu->radio_heard_ms = now_ms;
     mcu->watchdog_ms = MCU_WATCHDOG_MS;
     mcu->start_ms = now_ms;
     mcu->last_heartbeat_ms = now_ms;
@@ -218,13 +286,49 @@ void mcu_feed(mcu_core *mcu, uint8_t byte, uint32_t now_ms) {
     hil_line_message message;
     /* A timeout that expired before this byte arrived counts first. */
     check_watchdog(mcu, now_ms);
+    check_radio(mcu, now_ms);
     if (hil_line_feed(&mcu->decoder, byte, &message)) {
         handle(mcu, &message, now_ms);
     }
 }
 
+void mcu_radio_begin(mcu_core *mcu, uint32_t now_ms) {
+    mcu->has_radio = 1;
+    mcu->radio_lost = 0;
+    mcu->radio_heard_ms = now_ms;
+}
+
+void mcu_radio_feed(mcu_core *mcu, uint8_t byte, uint32_t now_ms) {
+    hil_line_message message;
+    if (!mcu->has_radio) {
+        return;
+    }
+    check_radio(mcu, now_ms);
+    if (!hil_line_feed(&mcu->radio_decoder, byte, &message)) {
+        return;
+    }
+    if (message.type != HIL_MSG_RELAY) {
+        mcu->radio_unexpected++;
+        return;
+    }
+    if (message.text[1] == 'S') { /* RST: the module is alive */
+        mcu->radio_heard_ms = now_ms;
+        mcu->radio_lost = 0;
+    }
+    relay_to_command(mcu, &message);
+}
+
+uint8_t mcu_radio_take(mcu_core *mcu, char *out, uint8_t capacity) {
+    uint8_t n = mcu->radio_out_length < capacity ? mcu->radio_out_length : capacity;
+    memcpy(out, mcu->radio_out, n);
+    memmove(mcu->radio_out, mcu->radio_out + n, (size_t)(mcu->radio_out_length - n));
+    mcu->radio_out_length = (uint8_t)(mcu->radio_out_length - n);
+    return n;
+}
+
 void mcu_tick(mcu_core *mcu, uint32_t now_ms) {
     check_watchdog(mcu, now_ms);
+    check_radio(mcu, now_ms);
     if (due(&mcu->next_telemetry_ms, MCU_TELEMETRY_MS, now_ms)) {
         send_telemetry(mcu);
     }

@@ -12,6 +12,15 @@
  *   every telemetry period: TL1<right>,<left> and TL2 with the sensors.
  *   watchdog:   no HBB for watchdog_ms (counted from power-on too): motors off, one
  *               "ERR,heartbeat lost", DRV refused until the next HBB.
+ *   radio link  (DESIGN.md "Radio link"; mcu_radio_begin once a radio link exists)
+ *               RTX from the command link goes to the radio link re-framed (same
+ *               body), RRX and RST from the radio link to the command link; payloads
+ *               are not read. No radio link, or the radio lost: RTX dropped and
+ *               answered "ERR,no radio". No RST for MCU_RADIO_LOST_MS (from power-on
+ *               too): one "RST,LOST,0,0" on the command link, lost until the next RST.
+ *               Other radio lines are dropped and counted; full queues drop whole
+ *               lines (counted), and relayed lines never take the last
+ *               MCU_RELAY_RESERVE bytes of the command queue (replies, telemetry).
  *
  * Plain C: robot_mcu.ino gives it bytes, the time and the sensor readings and drives
  * the pins from it; the host build runs the conformance vectors against it. Time is
@@ -40,6 +49,15 @@ extern "C" {
 #define MCU_ERR_TEXT_MAX 80
 /* Bytes waiting for the serial port (replies and telemetry of one period fit easily). */
 #define MCU_OUT_SIZE 256
+/* Of those, what relayed radio lines may never take: the MCU's own replies and
+ * telemetry always find room, however much the radio sends. */
+#define MCU_RELAY_RESERVE 128
+/* Bytes waiting for the radio link: one longest line, its line feed and a NUL. */
+#define MCU_RADIO_OUT_SIZE (HIL_LINE_MAX + 2)
+/* No RST from the radio module for this long: the radio is lost (it sends one a second). */
+#ifndef MCU_RADIO_LOST_MS
+#define MCU_RADIO_LOST_MS 3000u
+#endif
 
 /* TL2 fields, in telemetry.yaml order; distances and headings in tenths. */
 enum {
@@ -88,6 +106,22 @@ typedef struct {
     uint16_t watchdog_trips;
     uint16_t unsendable;   /* replies too long for a line */
     uint16_t out_overflow; /* lines lost to a full output queue */
+    /* radio link */
+    hil_line_decoder radio_decoder;
+    hil_line_encoder radio_encoder;
+    uint8_t has_radio;
+    uint8_t radio_lost;
+    uint32_t radio_heard_ms;
+    char radio_out[MCU_RADIO_OUT_SIZE];
+    uint8_t radio_out_length;
+    uint16_t radio_tx;          /* RTX relayed to the radio link */
+    uint16_t radio_tx_dropped;  /* RTX without a radio (none, or lost): ERR,no radio */
+    uint16_t radio_tx_overflow; /* RTX dropped, the radio queue full */
+    uint16_t radio_rx;          /* RRX relayed to the command link */
+    uint16_t radio_status;      /* RST relayed to the command link */
+    uint16_t radio_rx_overflow; /* RRX/RST dropped, the command queue's relay share full */
+    uint16_t radio_unexpected;  /* valid lines of other ids from the radio, dropped */
+    uint16_t radio_losses;      /* RST,LOST sent */
 } mcu_core;
 
 /* Power-on state at now_ms, plain or checked line protocol. */
@@ -98,6 +132,12 @@ void mcu_feed(mcu_core *mcu, uint8_t byte, uint32_t now_ms);
 void mcu_tick(mcu_core *mcu, uint32_t now_ms);
 /* Move up to capacity queued output bytes to out; returns how many. */
 uint16_t mcu_take(mcu_core *mcu, char *out, uint16_t capacity);
+/* The MCU has a radio link from now on (the radio counts as heard at now_ms). */
+void mcu_radio_begin(mcu_core *mcu, uint32_t now_ms);
+/* One byte from the radio module. */
+void mcu_radio_feed(mcu_core *mcu, uint8_t byte, uint32_t now_ms);
+/* Move up to capacity bytes queued for the radio link to out; returns how many. */
+uint8_t mcu_radio_take(mcu_core *mcu, char *out, uint8_t capacity);
 /* L298 enable duty 0..full for a signed command (the rounding map, as the virtual MCU). */
 uint16_t mcu_enable_duty(int16_t command, uint16_t full);
 

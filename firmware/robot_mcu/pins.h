@@ -50,6 +50,23 @@
 #endif
 #define COMPASS_ADDRESS 0x1E
 
+/* Radio link: the radio module (ESP8266-like) on the UART of an SC16IS750 I2C-to-UART
+ * bridge, the same I2C bus (A4/A5), 7-bit address 0x4D (A1 = A0 = VDD), crystal
+ * 14.7456 MHz, 115200 baud 8N1. 0 leaves it out; a bridge that does not answer at
+ * power-on means no radio link (RTX then gets "ERR,no radio"). */
+#ifndef HAS_RADIO
+#define HAS_RADIO 1
+#endif
+#define RADIO_ADDRESS 0x4D
+#define RADIO_XTAL_HZ 14745600UL
+#define RADIO_BAUD 115200UL
+/* The bridge is polled this often (ms): its 64-byte receive FIFO fills in 5.6 ms at
+ * 115200 baud, and a poll reads up to 32 bytes (the Wire buffer). */
+#define RADIO_POLL_MS 2u
+/* I2C clock with the radio: 400 kHz (the HMC5883L and SC16IS750 both take it), or
+ * the bus could not carry 115200 baud. */
+#define I2C_CLOCK_HZ 400000UL
+
 #define PIN_LED 13
 
 /* Command link. HIL_CHECKED 1 builds the checked line protocol (the control loop's

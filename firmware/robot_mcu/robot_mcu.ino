@@ -3,7 +3,8 @@
  * The behaviour lives in mcu_core.c (plain C, shared vectors, tested on the host);
  * this file is the hardware around it: the serial port, the L298 motor pins, the
  * HC-SR04 (timed by a pin-change interrupt, never pulseIn), the bumpers on external
- * interrupts, the ADC sensors, the HMC5883L compass and the LED. loop() never
+ * interrupts, the ADC sensors, the HMC5883L compass, the radio module behind an
+ * SC16IS750 I2C-to-UART bridge and the LED. loop() never
  * blocks: no delay(), serial output only as far as the transmit buffer has room.
  * Pins and options: pins.h. The protocol library: firmware/libraries/hil_protocol.
  */
@@ -12,7 +13,7 @@
 #include "mcu_core.h"
 #include "pins.h"
 
-#if HAS_COMPASS
+#if HAS_COMPASS || HAS_RADIO
 #include <Wire.h>
 #endif
 
@@ -29,6 +30,9 @@ static uint32_t ping_sent_ms;
 static uint8_t ping_waiting;
 static uint32_t next_analog_ms;
 static uint32_t next_compass_ms;
+#if HAS_RADIO
+static uint32_t next_radio_ms;
+#endif
 
 /* Echo edges: rising starts the pulse, falling ends it (width = distance x 58.2 us). */
 ISR(ULTRASONIC_ECHO_VECT) {
@@ -118,6 +122,72 @@ static void read_compass(void) {
 }
 #endif
 
+#if HAS_RADIO
+/* SC16IS750 registers (the address byte on the bus is reg << 3, channel 0). */
+#define SC_RHR 0x00 /* read: receive FIFO; write: THR, transmit FIFO */
+#define SC_THR 0x00
+#define SC_DLL 0x00 /* while LCR bit 7 is set */
+#define SC_DLH 0x01
+#define SC_FCR 0x02
+#define SC_LCR 0x03
+#define SC_SPR 0x07
+#define SC_TXLVL 0x08
+#define SC_RXLVL 0x09
+
+static uint8_t radio_write(uint8_t reg, uint8_t value) {
+    Wire.beginTransmission(RADIO_ADDRESS);
+    Wire.write((uint8_t)(reg << 3));
+    Wire.write(value);
+    return Wire.endTransmission() == 0;
+}
+
+/* Read count bytes of one register (RHR: successive FIFO bytes); how many came. */
+static uint8_t radio_read(uint8_t reg, uint8_t count) {
+    Wire.beginTransmission(RADIO_ADDRESS);
+    Wire.write((uint8_t)(reg << 3));
+    if (Wire.endTransmission() != 0) {
+        return 0;
+    }
+    return Wire.requestFrom((uint8_t)RADIO_ADDRESS, count);
+}
+
+/* Set the bridge's UART up; 1 if it answered (its scratch pad reads back). */
+static uint8_t radio_setup(void) {
+    const uint16_t divisor = (uint16_t)(RADIO_XTAL_HZ / (16UL * RADIO_BAUD));
+    if (!radio_write(SC_LCR, 0x80) || !radio_write(SC_DLL, (uint8_t)divisor) ||
+        !radio_write(SC_DLH, (uint8_t)(divisor >> 8)) || !radio_write(SC_LCR, 0x03) || /* 8N1 */
+        !radio_write(SC_FCR, 0x07) ||                                                   /* FIFOs on, reset */
+        !radio_write(SC_SPR, 0x5A) || radio_read(SC_SPR, 1) != 1) {
+        return 0;
+    }
+    return Wire.read() == 0x5A;
+}
+
+/* Bytes the module sent (at most one Wire buffer), then what waits for it as far as
+ * the transmit FIFO has room. Every I2C call is bounded by the Wire timeout. */
+static void radio_poll(uint32_t now) {
+    char chunk[BUFFER_LENGTH - 1];
+    uint8_t level, n;
+    if (radio_read(SC_RXLVL, 1) == 1 && (level = (uint8_t)Wire.read()) > 0) {
+        n = radio_read(SC_RHR, level < BUFFER_LENGTH ? level : BUFFER_LENGTH);
+        while (n-- > 0) {
+            mcu_radio_feed(&core, (uint8_t)Wire.read(), now);
+        }
+    }
+    if (core.radio_out_length == 0 || radio_read(SC_TXLVL, 1) != 1) {
+        return;
+    }
+    level = (uint8_t)Wire.read();
+    n = mcu_radio_take(&core, chunk, level < sizeof(chunk) ? level : (uint8_t)sizeof(chunk));
+    if (n > 0) {
+        Wire.beginTransmission(RADIO_ADDRESS);
+        Wire.write((uint8_t)(SC_THR << 3));
+        Wire.write((const uint8_t *)chunk, n);
+        Wire.endTransmission();
+    }
+}
+#endif
+
 static void flush_output(void) {
     char chunk[SERIAL_TX_BUFFER_SIZE];
     int room = Serial.availableForWrite();
@@ -151,14 +221,25 @@ void setup() {
     attachInterrupt(digitalPinToInterrupt(PIN_BUMPER_RIGHT), on_bumper_right, CHANGE);
     ULTRASONIC_ECHO_PCMSK |= _BV(ULTRASONIC_ECHO_PCINT);
     PCICR |= _BV(ULTRASONIC_ECHO_PCIE);
-#if HAS_COMPASS
+#if HAS_COMPASS || HAS_RADIO
     Wire.begin();
-    Wire.setWireTimeout(3000, true); /* a missing compass must not hang the loop */
-    compass_write(0x00, 0x70);       /* 8 samples averaged, 15 Hz */
-    compass_write(0x02, 0x00);       /* continuous measurement */
+    Wire.setWireTimeout(3000, true); /* a missing compass or bridge must not hang the loop */
+#endif
+#if HAS_RADIO
+    Wire.setClock(I2C_CLOCK_HZ);
+#endif
+#if HAS_COMPASS
+    compass_write(0x00, 0x70); /* 8 samples averaged, 15 Hz */
+    compass_write(0x02, 0x00); /* continuous measurement */
 #endif
     now = millis();
     mcu_init(&core, HIL_CHECKED, now);
+#if HAS_RADIO
+    if (radio_setup()) {
+        mcu_radio_begin(&core, now); /* heard at power-on: lost 3 s later if it never speaks */
+    }
+    next_radio_ms = now;
+#endif
     next_ping_ms = now;
     next_analog_ms = now;
     next_compass_ms = now;
@@ -178,6 +259,12 @@ void loop() {
     if (reached(now, next_compass_ms)) {
         next_compass_ms = now + COMPASS_PERIOD_MS;
         read_compass();
+    }
+#endif
+#if HAS_RADIO
+    if (core.has_radio && reached(now, next_radio_ms)) {
+        next_radio_ms = now + RADIO_POLL_MS;
+        radio_poll(now);
     }
 #endif
     mcu_tick(&core, now);

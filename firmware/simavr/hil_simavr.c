@@ -12,6 +12,16 @@
  *     outputs, pin levels), and every frame received sets the "out" signals (input
  *     pin levels, ADC millivolts, the HC-SR04 echo pulse timed in cycles from the
  *     trigger's falling edge, an HMC5883L on the TWI bus).
+ *   - The radio link (--radio-fd, optional): an SC16IS750 I2C-to-UART bridge on the
+ *     TWI bus at 7-bit address 0x4D, whose UART side is a third pty. Registers (the
+ *     address byte is reg << 3): RHR/THR 0, FCR 2 (bits 1, 2 reset the FIFOs), LCR 3
+ *     (bit 7 maps DLL/DLH at 0/1), LSR 5 (bit 0 data ready, 1 overrun, 5 THR empty,
+ *     6 transmitter empty), SPR 7, TXLVL 8, RXLVL 9; a register pointer that does not
+ *     advance (repeated RHR reads pop the FIFO, repeated THR writes fill it). Bytes
+ *     move at 115200 baud (10 bits) each way through 64-byte FIFOs; a byte arriving
+ *     at a full receive FIFO, or written to a full transmit FIFO, is lost and counted
+ *     (radio_rx_overflow, radio_tx_overflow). Without --radio-fd nothing answers at
+ *     0x4D, as on a robot without the bridge.
  *   - Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" once
  *     the AVR has reached that cycle (the simulator's step); otherwise the AVR is paced
  *     to the wall clock (--rtf scales it), and a JSON stats line goes to stdout every
@@ -69,6 +79,11 @@
 /* Real time: how far behind the wall clock the AVR may fall before the backlog is
  * given up (counted), so a stall does not become a burst of fast-forwarded time. */
 #define MAX_BEHIND_S 0.25
+/* The SC16IS750 bridge of the radio link. */
+#define RADIO_ADDRESS 0x4D
+#define RADIO_BAUD 115200
+#define RADIO_FIFO 64
+enum { SC_RHR = 0, SC_FCR = 2, SC_LCR = 3, SC_LSR = 5, SC_SPR = 7, SC_TXLVL = 8, SC_RXLVL = 9 };
 
 enum kind { K_PWM, K_LEVEL, K_ADC, K_ECHO, K_HMC5883L };
 
@@ -104,6 +119,11 @@ typedef struct {
     size_t head, length;
 } queue_t;
 
+typedef struct {
+    uint8_t data[RADIO_FIFO];
+    uint8_t head, length;
+} fifo_t;
+
 static struct {
     avr_t *avr;
     double frequency;
@@ -123,6 +143,12 @@ static struct {
     /* hmc5883l */
     signal_t *compass;
     uint8_t compass_regs[13], compass_pointer, compass_selected, compass_index;
+    /* the SC16IS750 of the radio link (radio_fd >= 0) */
+    int radio_fd;
+    queue_t radio_in, radio_out; /* the pty's side of its UART: bytes waiting for the wire, bytes sent */
+    fifo_t radio_rx_fifo, radio_tx_fifo;
+    uint8_t radio_regs[16], radio_dl[2], radio_pointer, radio_selected, radio_index, radio_overrun;
+    uint64_t radio_rx, radio_tx, radio_rx_overflow, radio_tx_overflow, radio_tx_dropped;
     /* counters */
     uint64_t uart_rx, uart_tx, uart_tx_dropped, signal_tx_dropped, frames_sent, echoes, i2c_reads;
     double behind_dropped_s;
@@ -365,12 +391,7 @@ static void compass_update(void) {
 /* The slave side of simavr's TWI messages, as its i2c_eeprom part does it: the
  * first written byte sets the register pointer, later ones the config registers;
  * reads return registers from the pointer on, which advances (wrapping at 13). */
-static void on_twi(avr_irq_t *irq, uint32_t value, void *param) {
-    (void)irq;
-    (void)param;
-    avr_twi_msg_irq_t v;
-    avr_irq_t *reply = avr_io_getirq(h.avr, AVR_IOCTL_TWI_GETIRQ(0), TWI_IRQ_INPUT);
-    v.u.v = value;
+static void compass_twi(avr_twi_msg_irq_t v, avr_irq_t *reply) {
     if (v.u.twi.msg & TWI_COND_STOP) {
         h.compass_selected = 0;
     }
@@ -402,6 +423,140 @@ static void on_twi(avr_irq_t *irq, uint32_t value, void *param) {
         h.compass_pointer = (uint8_t)((h.compass_pointer + 1) % 13);
         h.i2c_reads++;
         avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_READ, h.compass_selected, data));
+    }
+}
+
+/* --- the SC16IS750 of the radio link ---------------------------------------------------- */
+
+static int fifo_push(fifo_t *f, uint8_t byte) {
+    if (f->length == RADIO_FIFO) {
+        return 0;
+    }
+    f->data[(f->head + f->length) % RADIO_FIFO] = byte;
+    f->length++;
+    return 1;
+}
+
+static uint8_t fifo_pop(fifo_t *f) {
+    uint8_t byte;
+    if (f->length == 0) {
+        return 0;
+    }
+    byte = f->data[f->head];
+    f->head = (uint8_t)((f->head + 1) % RADIO_FIFO);
+    f->length--;
+    return byte;
+}
+
+static uint8_t radio_register(uint8_t reg) {
+    uint8_t divisor = h.radio_regs[SC_LCR] & 0x80;
+    switch (reg) {
+    case SC_RHR:
+        return divisor ? h.radio_dl[0] : fifo_pop(&h.radio_rx_fifo);
+    case 1:
+        return divisor ? h.radio_dl[1] : h.radio_regs[1];
+    case SC_LSR: {
+        uint8_t lsr = (uint8_t)((h.radio_rx_fifo.length > 0 ? 0x01 : 0) | (h.radio_overrun ? 0x02 : 0) |
+                                (h.radio_tx_fifo.length == 0 ? 0x60 : 0));
+        h.radio_overrun = 0; /* cleared by reading LSR, as on the chip */
+        return lsr;
+    }
+    case SC_TXLVL:
+        return (uint8_t)(RADIO_FIFO - h.radio_tx_fifo.length);
+    case SC_RXLVL:
+        return h.radio_rx_fifo.length;
+    default:
+        return h.radio_regs[reg & 15];
+    }
+}
+
+static void radio_write_register(uint8_t reg, uint8_t value) {
+    uint8_t divisor = h.radio_regs[SC_LCR] & 0x80;
+    if (reg == SC_RHR && !divisor) {
+        if (!fifo_push(&h.radio_tx_fifo, value)) {
+            h.radio_tx_overflow++;
+        }
+    } else if (reg <= 1 && divisor) {
+        h.radio_dl[reg] = value;
+    } else if (reg == SC_FCR) {
+        if (value & 0x02) {
+            h.radio_rx_fifo.length = 0;
+        }
+        if (value & 0x04) {
+            h.radio_tx_fifo.length = 0;
+        }
+        h.radio_regs[SC_FCR] = value;
+    } else if (reg != SC_LSR && reg != SC_TXLVL && reg != SC_RXLVL) {
+        h.radio_regs[reg & 15] = value;
+    }
+}
+
+/* The bridge's slave side: the first written byte is the register address byte
+ * (reg << 3, channel bits 0), later ones are written to that register; reads return
+ * it. The pointer stays: RHR and THR stream through the FIFOs. */
+static void radio_twi(avr_twi_msg_irq_t v, avr_irq_t *reply) {
+    if (v.u.twi.msg & TWI_COND_STOP) {
+        h.radio_selected = 0;
+    }
+    if (v.u.twi.msg & TWI_COND_START) {
+        h.radio_selected = 0;
+        h.radio_index = 0;
+        if ((v.u.twi.addr >> 1) == RADIO_ADDRESS) {
+            h.radio_selected = v.u.twi.addr;
+            avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_ACK, h.radio_selected, 1));
+        }
+    }
+    if (!h.radio_selected) {
+        return;
+    }
+    if (v.u.twi.msg & TWI_COND_WRITE) {
+        avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_ACK, h.radio_selected, 1));
+        if (h.radio_index == 0) {
+            h.radio_pointer = (uint8_t)((v.u.twi.data >> 3) & 15);
+        } else {
+            radio_write_register(h.radio_pointer, v.u.twi.data);
+        }
+        h.radio_index++;
+    }
+    if (v.u.twi.msg & TWI_COND_READ) {
+        avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_READ, h.radio_selected, radio_register(h.radio_pointer)));
+    }
+}
+
+/* One byte time of the bridge's UART: a byte from the pty's side into the receive
+ * FIFO (lost if full: an overrun), and one from the transmit FIFO out to the pty. */
+static avr_cycle_count_t radio_timer(avr_t *avr, avr_cycle_count_t when, void *param) {
+    (void)avr;
+    (void)param;
+    if (h.radio_in.length > 0) {
+        uint8_t byte = queue_pop(&h.radio_in);
+        h.radio_rx++;
+        if (!fifo_push(&h.radio_rx_fifo, byte)) {
+            h.radio_rx_overflow++;
+            h.radio_overrun = 1;
+        }
+    }
+    if (h.radio_tx_fifo.length > 0) {
+        h.radio_tx++;
+        if (!queue_push(&h.radio_out, fifo_pop(&h.radio_tx_fifo))) {
+            h.radio_tx_dropped++;
+        }
+    }
+    return when + (avr_cycle_count_t)(10.0 * h.frequency / RADIO_BAUD + 0.5);
+}
+
+/* Every TWI message goes to the parts on the bus; each answers its own address. */
+static void on_twi(avr_irq_t *irq, uint32_t value, void *param) {
+    (void)irq;
+    (void)param;
+    avr_twi_msg_irq_t v;
+    avr_irq_t *reply = avr_io_getirq(h.avr, AVR_IOCTL_TWI_GETIRQ(0), TWI_IRQ_INPUT);
+    v.u.v = value;
+    if (h.compass) {
+        compass_twi(v, reply);
+    }
+    if (h.radio_fd >= 0) {
+        radio_twi(v, reply);
     }
 }
 
@@ -514,6 +669,18 @@ static void poll_links(void) {
             take_frames(buffer, n);
         }
     }
+    if (h.radio_fd >= 0) {
+        /* What the module wrote waits here for the wire (the rest in the tty). */
+        room = QUEUE_SIZE - h.radio_in.length;
+        if (room > sizeof buffer) {
+            room = sizeof buffer;
+        }
+        if (room > 0 && (n = read(h.radio_fd, buffer, room)) > 0) {
+            for (ssize_t i = 0; i < n; i++) {
+                queue_push(&h.radio_in, buffer[i]);
+            }
+        }
+    }
     uart_feed();
 }
 
@@ -521,6 +688,9 @@ static void flush_links(void) {
     queue_flush(&h.uart_out, h.command_fd, &h.uart_tx_dropped);
     if (h.signal_fd >= 0) {
         queue_flush(&h.signal_out, h.signal_fd, &h.signal_tx_dropped);
+    }
+    if (h.radio_fd >= 0) {
+        queue_flush(&h.radio_out, h.radio_fd, &h.radio_tx_dropped);
     }
 }
 
@@ -669,12 +839,16 @@ static void couple(void) {
         } else if (s->kind == K_ECHO) {
             avr_irq_register_notify(pin_irq(s->pin), on_trigger, s);
             drive_pin(s->pin2, 0);
-        } else if (s->kind == K_HMC5883L) {
-            avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_TWI_GETIRQ(0), TWI_IRQ_OUTPUT), on_twi, NULL);
         }
         if (s->output) {
             apply_output(s); /* the default until the first frame */
         }
+    }
+    if (h.compass || h.radio_fd >= 0) {
+        avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_TWI_GETIRQ(0), TWI_IRQ_OUTPUT), on_twi, NULL);
+    }
+    if (h.radio_fd >= 0) {
+        avr_cycle_timer_register(avr, (avr_cycle_count_t)(10.0 * h.frequency / RADIO_BAUD + 0.5), radio_timer, NULL);
     }
     avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), on_uart_output, NULL);
     avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XON), on_uart_xon, NULL);
@@ -715,10 +889,13 @@ static void print_stats(double wall_seconds, double mhz) {
            "\"uart_rx_waiting\": %zu, \"frames_sent\": %" PRIu64 ", \"frames_received\": %u, "
            "\"signal_tx_dropped\": %" PRIu64 ", \"signal_bad_ids\": %u, \"signal_bad_crc\": %u, "
            "\"signal_lost\": %u, \"signal_skipped_bytes\": %" PRIu32 ", \"echoes\": %" PRIu64 ", "
-           "\"i2c_reads\": %" PRIu64 ", \"behind_dropped_s\": %.3f}\n",
+           "\"i2c_reads\": %" PRIu64 ", \"behind_dropped_s\": %.3f, \"radio\": %d, \"radio_rx\": %" PRIu64
+           ", \"radio_tx\": %" PRIu64 ", \"radio_rx_overflow\": %" PRIu64 ", \"radio_tx_overflow\": %" PRIu64
+           ", \"radio_tx_dropped\": %" PRIu64 ", \"radio_rx_waiting\": %zu}\n",
            (uint64_t)h.avr->cycle, (double)h.avr->cycle / h.frequency, wall_seconds, mhz, h.uart_rx, h.uart_tx,
            h.uart_tx_dropped, h.uart_in.length, h.frames_sent, d->frames, h.signal_tx_dropped, d->bad_ids,
-           d->bad_crc, d->lost, d->skipped_bytes, h.echoes, h.i2c_reads, h.behind_dropped_s);
+           d->bad_crc, d->lost, d->skipped_bytes, h.echoes, h.i2c_reads, h.behind_dropped_s, h.radio_fd >= 0,
+           h.radio_rx, h.radio_tx, h.radio_rx_overflow, h.radio_tx_overflow, h.radio_tx_dropped, h.radio_in.length);
     fflush(stdout);
 }
 
@@ -762,11 +939,11 @@ static void run_real_time(double rtf, double stats_period) {
             flush_links();
         } else {
             /* Ahead of the wall clock: wait for it, or for bytes (read at the next poll). */
-            struct pollfd fds[2] = {{h.command_fd, POLLIN, 0}, {h.signal_fd, POLLIN, 0}};
+            struct pollfd fds[3] = {{h.command_fd, POLLIN, 0}, {h.signal_fd, POLLIN, 0}, {h.radio_fd, POLLIN, 0}};
             double wait_s = ((double)h.avr->cycle - target) / (rtf * h.frequency);
             int ms = (int)(wait_s * 1000.0);
             if (ms > 0) {
-                poll(fds, h.signal_fd >= 0 ? 2 : 1, ms);
+                poll(fds, 3, ms); /* a negative descriptor is skipped */
             }
         }
         if (now >= next_stats) {
@@ -788,7 +965,8 @@ static void on_signal(int number) {
 }
 
 static void usage(void) {
-    fputs("usage: hil_simavr --firmware ELF --command-fd N [--signal-fd N --coupling FILE] [--checked]\n"
+    fputs("usage: hil_simavr --firmware ELF --command-fd N [--signal-fd N --coupling FILE] [--radio-fd N]\n"
+          "                  [--checked]\n"
           "                  [--mcu atmega328p] [--frequency 16000000] [--lockstep | --rtf X]\n"
           "                  [--stats-period S]\n",
           stderr);
@@ -801,19 +979,22 @@ int main(int argc, char **argv) {
         {"checked", no_argument, 0, 'k'},         {"mcu", required_argument, 0, 'm'},
         {"frequency", required_argument, 0, 'F'}, {"lockstep", no_argument, 0, 'l'},
         {"rtf", required_argument, 0, 'r'},       {"stats-period", required_argument, 0, 'S'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},            {"radio-fd", required_argument, 0, 'R'},
+        {0, 0, 0, 0}};
     const char *firmware = NULL, *coupling = NULL, *mcu = "atmega328p";
     int lockstep = 0, option;
     double rtf = 1.0, stats_period = 1.0;
     h.frequency = 16e6;
     h.command_fd = -1;
     h.signal_fd = -1;
+    h.radio_fd = -1;
     while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
         char *end = NULL;
         switch (option) {
         case 'f': firmware = optarg; break;
         case 'c': h.command_fd = (int)strtol(optarg, &end, 10); break;
         case 's': h.signal_fd = (int)strtol(optarg, &end, 10); break;
+        case 'R': h.radio_fd = (int)strtol(optarg, &end, 10); break;
         case 'p': coupling = optarg; break;
         case 'k': h.checked = 1; break;
         case 'm': mcu = optarg; break;
@@ -825,7 +1006,10 @@ int main(int argc, char **argv) {
         default: usage(); return 2;
         }
         if (end && *end) {
-            fail(2, "--%s: not a number: %s", options[option == 'F' ? 6 : 0].name, optarg);
+            fail(2, "--%s: not a number: %s",
+                 option == 'F' ? "frequency" : option == 'R' ? "radio-fd" : option == 'c' ? "command-fd"
+                 : option == 's' ? "signal-fd" : option == 'r' ? "rtf" : "stats-period",
+                 optarg);
         }
     }
     if (!firmware || h.command_fd < 0) {
@@ -839,7 +1023,8 @@ int main(int argc, char **argv) {
         fail(2, "--frequency (1e6..32e6), --rtf (0..100] and --stats-period (> 0) out of range");
     }
     if (fcntl(h.command_fd, F_SETFL, O_NONBLOCK) < 0 ||
-        (h.signal_fd >= 0 && fcntl(h.signal_fd, F_SETFL, O_NONBLOCK) < 0)) {
+        (h.signal_fd >= 0 && fcntl(h.signal_fd, F_SETFL, O_NONBLOCK) < 0) ||
+        (h.radio_fd >= 0 && fcntl(h.radio_fd, F_SETFL, O_NONBLOCK) < 0)) {
         fail(2, "the link descriptors are not open: %s", strerror(errno));
     }
     if (coupling) {

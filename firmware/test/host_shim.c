@@ -7,6 +7,7 @@
  * text, so any text survives), one after another:
  *   DRV:<n>:<left>,<right>   HBB:<n>:<stamp>   COM:<n>:<text>   ERR:<n>:<text>
  *   ARM:<n>:<v>,<v>...       TLx:<n>:<v>,<v>...   (values printed with %.17g)
+ *   RLY:<n>:<body>           (an id of shim_line_relay, the whole body)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ typedef struct {
     hil_line_decoder decoder;
     char ids[16];
     uint8_t arity[16];
+    char relay[3 * 8];
 } shim_line;
 
 void *shim_line_new(int checked, const char *tl_ids, const uint8_t *tl_arity, int tl_count) {
@@ -42,6 +44,17 @@ void *shim_line_new(int checked, const char *tl_ids, const uint8_t *tl_arity, in
 }
 
 void shim_free(void *handle) { free(handle); }
+
+/* Pass lines of these ids (count x 3 characters) on unparsed; 0 if more than 8. */
+int shim_line_relay(void *handle, const char *ids, int count) {
+    shim_line *s = handle;
+    if (count < 0 || count > 8) {
+        return 0;
+    }
+    memcpy(s->relay, ids, (size_t)(3 * count));
+    hil_line_decoder_relay(&s->decoder, s->relay, (uint8_t)count);
+    return 1;
+}
 
 static int put_record(char *out, int capacity, int used, const char *type, const char *text, int length) {
     int header = snprintf(out + used, (size_t)(capacity - used), "%s:%d:", type, length);
@@ -93,7 +106,10 @@ int shim_line_feed(void *handle, const uint8_t *data, int n, char *out, int capa
         default:
             memcpy(text, m.text, m.text_length);
             length = m.text_length;
-            strcpy(type, m.type == HIL_MSG_HBB ? "HBB" : m.type == HIL_MSG_COM ? "COM" : "ERR");
+            strcpy(type, m.type == HIL_MSG_HBB     ? "HBB"
+                         : m.type == HIL_MSG_COM   ? "COM"
+                         : m.type == HIL_MSG_RELAY ? "RLY"
+                                                   : "ERR");
             break;
         }
         used = put_record(out, capacity, used, type, text, length);
@@ -272,3 +288,38 @@ void shim_mcu_counters(void *handle, uint32_t *out) {
 }
 
 uint16_t shim_mcu_enable_duty(int16_t command, uint16_t full) { return mcu_enable_duty(command, full); }
+
+/* --- the radio link of the behaviour core -------------------------------------------- */
+
+void shim_mcu_radio_begin(void *handle, uint32_t now_ms) { mcu_radio_begin(handle, now_ms); }
+
+void shim_mcu_radio_feed(void *handle, const uint8_t *data, int n, uint32_t now_ms) {
+    int i;
+    for (i = 0; i < n; i++) {
+        mcu_radio_feed(handle, data[i], now_ms);
+    }
+}
+
+int shim_mcu_radio_take(void *handle, char *out, int capacity) {
+    return mcu_radio_take(handle, out, (uint8_t)(capacity > 255 ? 255 : capacity));
+}
+
+/* radio_tx, radio_tx_dropped, radio_tx_overflow, radio_rx, radio_status,
+ * radio_rx_overflow, radio_unexpected, radio_losses, radio_lost,
+ * radio_dropped[HIL_DROP_REASONS] */
+void shim_mcu_radio_counters(void *handle, uint32_t *out) {
+    mcu_core *m = handle;
+    int i = 0, r;
+    out[i++] = m->radio_tx;
+    out[i++] = m->radio_tx_dropped;
+    out[i++] = m->radio_tx_overflow;
+    out[i++] = m->radio_rx;
+    out[i++] = m->radio_status;
+    out[i++] = m->radio_rx_overflow;
+    out[i++] = m->radio_unexpected;
+    out[i++] = m->radio_losses;
+    out[i++] = m->radio_lost;
+    for (r = 0; r < HIL_DROP_REASONS; r++) {
+        out[i++] = m->radio_decoder.dropped[r];
+    }
+}

@@ -59,6 +59,19 @@ MCU_COUNTERS = (
     "unsendable",
     "out_overflow",
 )
+#: shim_mcu_radio_counters order; the names are the virtual MCU's ``counters()`` keys.
+RADIO_COUNTERS = (
+    "radio_tx",
+    "radio_tx_dropped",
+    "radio_tx_overflow",
+    "radio_rx",
+    "radio_status",
+    "radio_rx_overflow",
+    "radio_unexpected",
+    "radio_losses",
+    "radio_lost",
+    *(f"radio_dropped.{reason}" for reason in DROP_REASONS),
+)
 #: TL2 fields in mcu_core.h order (telemetry.yaml); distances and headings in tenths.
 TL2_FIELDS = (
     "ultrasonic_cm",
@@ -130,6 +143,11 @@ def library() -> ctypes.CDLL:
         "shim_mcu_state": (None, [c_void, ctypes.POINTER(ctypes.c_int32)]),
         "shim_mcu_counters": (None, [c_void, ctypes.POINTER(ctypes.c_uint32)]),
         "shim_mcu_enable_duty": (ctypes.c_uint16, [ctypes.c_int16, ctypes.c_uint16]),
+        "shim_line_relay": (c_int, [c_void, ctypes.c_char_p, c_int]),
+        "shim_mcu_radio_begin": (None, [c_void, ctypes.c_uint32]),
+        "shim_mcu_radio_feed": (None, [c_void, c_u8p, c_int, ctypes.c_uint32]),
+        "shim_mcu_radio_take": (c_int, [c_void, ctypes.c_char_p, c_int]),
+        "shim_mcu_radio_counters": (None, [c_void, ctypes.POINTER(ctypes.c_uint32)]),
         "hil_crc16": (ctypes.c_uint16, [c_u8p, ctypes.c_size_t]),
         "hil_arduino_map": (ctypes.c_int32, [ctypes.c_int32] * 5),
         "hil_rounding_map": (ctypes.c_int32, [ctypes.c_int32] * 5),
@@ -181,7 +199,13 @@ def _records(text: bytes) -> list[HostMessage]:
 class HostLineDecoder:
     """The firmware's line decoder (``hil_line.c``)."""
 
-    def __init__(self, *, checked: bool = False, schema: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        checked: bool = False,
+        schema: dict[str, int] | None = None,
+        relay_ids: tuple[str, ...] = (),
+    ) -> None:
         lists = schema or {}
         ids = "".join(list_id[2] for list_id in lists).encode()
         arity = bytes(lists.values())
@@ -189,6 +213,10 @@ class HostLineDecoder:
         self._handle = self._lib.shim_line_new(int(checked), ids, _bytes(arity), len(lists))
         if not self._handle:
             raise MemoryError("shim_line_new failed")
+        if relay_ids and not self._lib.shim_line_relay(
+            self._handle, "".join(relay_ids).encode(), len(relay_ids)
+        ):
+            raise HostInitError(f"shim_line_relay refused {relay_ids}")
 
     def __del__(self) -> None:
         if getattr(self, "_handle", None):
@@ -337,3 +365,24 @@ class HostMcu:
         values = (ctypes.c_uint32 * len(MCU_COUNTERS))()
         self._lib.shim_mcu_counters(self._handle, values)
         return dict(zip(MCU_COUNTERS, values, strict=True))
+
+    def radio_begin(self, now_ms: int | None = None) -> None:
+        """Give the MCU a radio link (``mcu_radio_begin``)."""
+        self._lib.shim_mcu_radio_begin(self._handle, self.now_ms if now_ms is None else now_ms)
+
+    def radio_feed(self, data: bytes, now_ms: int | None = None) -> None:
+        """Bytes from the radio module at ``now_ms`` (default: the current time)."""
+        self.now_ms = self.now_ms if now_ms is None else now_ms
+        self._lib.shim_mcu_radio_feed(self._handle, _bytes(data), len(data), self.now_ms)
+
+    def radio_take(self) -> bytes:
+        """Everything the MCU queued for the radio link."""
+        out = ctypes.create_string_buffer(256)
+        n = self._lib.shim_mcu_radio_take(self._handle, out, len(out))
+        return out.raw[:n]
+
+    def radio_counters(self) -> dict[str, int]:
+        """The radio relay's counters, named as the virtual MCU's ``counters()`` keys."""
+        values = (ctypes.c_uint32 * len(RADIO_COUNTERS))()
+        self._lib.shim_mcu_radio_counters(self._handle, values)
+        return dict(zip(RADIO_COUNTERS, values, strict=True))

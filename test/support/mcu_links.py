@@ -9,7 +9,12 @@ says so (:meth:`PtyMcu.advance`), so every figure is exact and independent of lo
 * :class:`SimavrPtyMcu` runs the compiled ``robot_mcu`` in the ``hil_simavr`` harness
   in lockstep (cycles of the ATmega328P at 16 MHz).
 
-They implement :class:`support.mcu_vectors.McuUnderTest`.
+They implement :class:`support.mcu_vectors.McuUnderTest`. With ``radio=True`` each
+also has a radio link, a third pty the test speaks as the radio module would
+(:class:`support.mcu_vectors.McuWithRadio`): the virtual MCU's radio link, or the
+UART of the SC16IS750 bridge the harness emulates on the firmware's I2C bus. With
+``checked=True`` every link is in checked mode and the test frames and checks lines
+as the control loop and the module would.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 import serial
 
 from hil_bridge.core.defaults import signal_layout, telemetry_schema
+from hil_bridge.core.line_protocol import LineDecoder, LineEncoder, Relayed
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
 from hil_sim.core.simavr import (
@@ -39,6 +45,30 @@ COMMAND_BAUD, SIGNAL_BAUD = 38400, 115200
 STEP_S = 0.005
 #: Time a byte takes on the command link at 38400 baud (10 bits), with a margin.
 BYTE_S = 10 / COMMAND_BAUD * 1.5
+#: The radio link's baud rate (the SC16IS750's UART; the pty ignores it).
+RADIO_BAUD = 115200
+#: Ids the test reads back in checked mode (bodies, their check verified and removed).
+READ_IDS = ("HBB", "ERR", "COM", "TL1", "TL2", "DRV", "ARM", "RTX", "RRX", "RST")
+
+
+class _LineReader:
+    """Whole lines from a port: as sent (plain), or checked and unwrapped (checked mode)."""
+
+    def __init__(self, checked: bool) -> None:
+        self.pending = b""
+        self.decoder = LineDecoder(checked=True, relay_ids=READ_IDS) if checked else None
+
+    def take(self, data: bytes) -> list[str]:
+        self.pending += data
+        *whole, self.pending = self.pending.split(b"\n")
+        if self.decoder is None:
+            return [line.decode("ascii", "replace") for line in whole]
+        messages = self.decoder.feed(b"".join(line + b"\n" for line in whole))
+        return [m.body for m in messages if isinstance(m, Relayed)]
+
+
+def _framer(checked: bool) -> LineEncoder:
+    return LineEncoder(checked=checked)
 
 
 @functools.cache
@@ -48,9 +78,9 @@ def layout() -> SignalLayout:
 
 
 @functools.cache
-def firmware(**defines: str | int) -> Path:
+def firmware(checked: bool = False, **defines: str | int) -> Path:
     """robot_mcu for the Nano, built once per set of defines (cached across runs too)."""
-    return build_firmware(FirmwareOptions(defines=defines))
+    return build_firmware(FirmwareOptions(checked=checked, defines=defines))
 
 
 class PtyMcu:
@@ -58,15 +88,26 @@ class PtyMcu:
 
     name = "mcu"
 
-    def __init__(self) -> None:
+    def __init__(self, *, radio: bool = False, checked: bool = False) -> None:
+        self.checked = checked
         self.command = PtyPair()
         self.signal = PtyPair()
         self.port = serial.Serial(self.command.slave_name, COMMAND_BAUD, timeout=0)
         self.bridge = serial.Serial(self.signal.slave_name, SIGNAL_BAUD, timeout=0)
-        self.frames = FrameDecoder(layout().inputs)
-        self.sensor_frames = FrameEncoder(layout().outputs)
+        #: The radio link (None without one): the MCU's end is the pty master.
+        self.radio: PtyPair | None = PtyPair() if radio else None
+        self.module = (
+            serial.Serial(self.radio.slave_name, RADIO_BAUD, timeout=0) if self.radio is not None else None
+        )
+        self.frames = FrameDecoder(layout().inputs, checked=checked)
+        self.sensor_frames = FrameEncoder(layout().outputs, checked=checked)
         self.now = 0.0
-        self._pending = b""
+        self._reader = _LineReader(checked)
+        self._command_framer = _framer(checked)
+        self._radio_reader = _LineReader(checked)
+        self._radio_framer = _framer(checked)
+        self._lines_in: list[str] = []
+        self._radio_in: list[str] = []
         self.pins: tuple[float, ...] = tuple(slot.spec.default for slot in layout().inputs)
 
     # --- time -----------------------------------------------------------------------------
@@ -81,6 +122,10 @@ class PtyMcu:
             self.now = min(end, self.now + STEP_S)
             self._advance_to(self.now)
             self._read_pins()
+            # Read every step: a pty holds a few kilobytes, a flood would fill it.
+            self._lines_in += self._reader.take(self.port.read(65536))
+            if self.module is not None:
+                self._radio_in += self._radio_reader.take(self.module.read(65536))
         return self._lines()
 
     def _read_pins(self) -> None:
@@ -89,15 +134,23 @@ class PtyMcu:
             self.pins = frames[-1].values
 
     def _lines(self) -> list[str]:
-        self._pending += self.port.read(65536)
-        *whole, self._pending = self._pending.split(b"\n")
-        return [line.decode("ascii", "replace") for line in whole]
+        self._lines_in += self._reader.take(self.port.read(65536))
+        lines, self._lines_in = self._lines_in, []
+        return lines
+
+    @property
+    def _pending(self) -> bytes:
+        return self._reader.pending
+
+    def frame(self, lines: list[str]) -> bytes:
+        """``lines`` as the control loop writes them (checked suffix in checked mode)."""
+        return b"".join(self._command_framer.encode(Relayed(line)) for line in lines)
 
     # --- McuUnderTest -------------------------------------------------------------------------
 
     def exchange(self, lines: list[str]) -> list[str]:
         """Send the lines; return every line written until they were handled and output is idle."""
-        data = "".join(f"{line}\n" for line in lines).encode()
+        data = self.frame(lines)
         self.port.write(data)
         out = self.advance(0.010 + len(data) * BYTE_S)
         # A telemetry line in flight would otherwise end in the next call's window.
@@ -126,6 +179,29 @@ class PtyMcu:
         index = {slot.key: i for i, slot in enumerate(layout().inputs)}
         return self.pins[index[("motor_left", "enable")]], self.pins[index[("motor_right", "enable")]]
 
+    # --- McuWithRadio ---------------------------------------------------------------------------
+
+    def radio_send(self, lines: list[str]) -> None:
+        """Write ``lines`` to the MCU's radio link, as the radio module would."""
+        assert self.module is not None, "this MCU has no radio link"
+        self.module.write(b"".join(self._radio_framer.encode(Relayed(line)) for line in lines))
+
+    def radio_send_bytes(self, data: bytes) -> None:
+        """Write raw bytes to the radio link (junk, broken lines)."""
+        assert self.module is not None, "this MCU has no radio link"
+        self.module.write(data)
+
+    def radio_received(self) -> list[str]:
+        """Every whole line the MCU wrote to its radio link since the last call."""
+        if self.module is not None:
+            self._radio_in += self._radio_reader.take(self.module.read(65536))
+        lines, self._radio_in = self._radio_in, []
+        return lines
+
+    def radio_counters(self) -> dict[str, int] | None:
+        """The MCU's radio counters where they can be seen (None: inside the firmware)."""
+        return None
+
     def send_sensors(self, values: Mapping[tuple[str, str], float]) -> None:
         """Write one frame of sensor values to the MCU, as the signal bridge would."""
         frame = [values.get(slot.key, slot.spec.default) for slot in layout().outputs]
@@ -137,6 +213,9 @@ class PtyMcu:
         self.bridge.close()
         self.command.close()
         self.signal.close()
+        if self.module is not None and self.radio is not None:
+            self.module.close()
+            self.radio.close()
 
 
 class VirtualPtyMcu(PtyMcu):
@@ -144,10 +223,16 @@ class VirtualPtyMcu(PtyMcu):
 
     name = "virtual"
 
-    def __init__(self, **config: object) -> None:
-        super().__init__()
+    def __init__(self, *, radio: bool = False, checked: bool = False, **config: object) -> None:
+        super().__init__(radio=radio, checked=checked)
         self.mcu = VirtualMcu(
-            McuConfig(layout=layout(), schema=telemetry_schema(), **config),  # type: ignore[arg-type]
+            McuConfig(
+                layout=layout(),
+                schema=telemetry_schema(),
+                radio=radio,
+                checked=checked,
+                **config,  # type: ignore[arg-type]
+            ),
             start=0.0,
         )
         self._ticked = 0.0
@@ -160,9 +245,17 @@ class VirtualPtyMcu(PtyMcu):
                 self.mcu.feed_command(data, t)
             if data := self.signal.read():
                 self.mcu.feed_signal(data, t)
+            if self.radio is not None and (data := self.radio.read(2048)):
+                self.mcu.feed_radio(data, t)
             self.mcu.tick(t)
             self.command.write(self.mcu.take_command_output())
             self.signal.write(self.mcu.take_signal_output())
+            if self.radio is not None:
+                self.radio.write(self.mcu.take_radio_output())
+
+    def radio_counters(self) -> dict[str, int] | None:
+        """The core's radio counters (``VirtualMcu.counters``)."""
+        return {k: v for k, v in self.mcu.counters().items() if k.startswith("radio_")}
 
 
 class SimavrPtyMcu(PtyMcu):
@@ -170,13 +263,15 @@ class SimavrPtyMcu(PtyMcu):
 
     name = "simavr"
 
-    def __init__(self, **defines: str | int) -> None:
-        super().__init__()
+    def __init__(self, *, radio: bool = False, checked: bool = False, **defines: str | int) -> None:
+        super().__init__(radio=radio, checked=checked)
         self.process = SimavrProcess(
-            firmware(**defines),
+            firmware(checked, **defines),
             command_fd=self.command.master_fd,
             signal_fd=self.signal.master_fd,
+            radio_fd=self.radio.master_fd if self.radio is not None else None,
             coupling=coupling_text(layout(), load_robot_wiring()),
+            checked=checked,
             lockstep=True,
         )
 

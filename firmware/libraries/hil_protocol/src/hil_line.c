@@ -245,6 +245,16 @@ static uint8_t parse_line(hil_line_decoder *d, uint8_t length, hil_line_message 
         }
     }
     line[length] = '\0';
+    for (i = 0; length >= 3 && i < d->relay_count; i++) {
+        const char *id = d->relay_ids + 3 * i;
+        if (line[0] == id[0] && line[1] == id[1] && line[2] == id[2]) {
+            memset(m, 0, sizeof(*m));
+            m->type = HIL_MSG_RELAY;
+            m->text = line;
+            m->text_length = length;
+            return 1;
+        }
+    }
     payload = line + (length < 3 ? length : 3);
     payload_length = (uint8_t)(length - (uint8_t)(payload - line));
     if (payload_length > 0 && payload[0] == ',') {
@@ -287,6 +297,11 @@ void hil_line_decoder_init(hil_line_decoder *decoder, uint8_t checked, const hil
     if (schema != NULL) {
         decoder->schema = *schema;
     }
+}
+
+void hil_line_decoder_relay(hil_line_decoder *decoder, const char *ids, uint8_t count) {
+    decoder->relay_ids = ids;
+    decoder->relay_count = count;
 }
 
 void hil_line_decoder_reset(hil_line_decoder *decoder) {

@@ -38,7 +38,8 @@ typedef enum {
     HIL_MSG_HBB,     /* text: the stamp, to be echoed unchanged */
     HIL_MSG_TL,      /* list_id, count values */
     HIL_MSG_ERR,     /* text */
-    HIL_MSG_COM      /* text */
+    HIL_MSG_COM,     /* text */
+    HIL_MSG_RELAY    /* text: the whole body, id included (an id of hil_line_decoder_relay) */
 } hil_msg_type;
 
 /* Why a line was dropped: the order of hil_bridge's DropReason. */
@@ -80,6 +81,8 @@ typedef struct {
     uint8_t checked;
     hil_sequence sequence;
     hil_tl_schema schema;
+    const char *relay_ids;       /* ids passed on unparsed, 3 characters each (hil_line_decoder_relay) */
+    uint8_t relay_count;
     uint16_t messages;
     uint16_t dropped[HIL_DROP_REASONS];
     uint16_t lost;               /* lines missing from the sequence (checked mode) */
@@ -92,6 +95,11 @@ typedef struct {
 } hil_line_encoder;
 
 void hil_line_decoder_init(hil_line_decoder *decoder, uint8_t checked, const hil_tl_schema *schema);
+/* Lines of these ids (count ids of 3 characters each, one after another, e.g.
+ * "RRXRST") come out unparsed as HIL_MSG_RELAY, text the body without check suffix,
+ * as hil_bridge's LineDecoder(relay_ids=...) (the radio link's RTX, RRX, RST). The
+ * string must outlive the decoder. */
+void hil_line_decoder_relay(hil_line_decoder *decoder, const char *ids, uint8_t count);
 /* Forget a partial line and the sequence (after a reconnect); counters are kept. */
 void hil_line_decoder_reset(hil_line_decoder *decoder);
 /* Feed one byte. Returns 1 and fills *message when the byte completed a valid line. */

@@ -6,7 +6,10 @@ harness (libsimavr, ATmega328P at 16 MHz) and hands it the masters of two ptys:
 
 * ``command_port``: the firmware's UART, opened by the control loop like a real port;
 * ``signal_port``: the firmware's pins in the signal protocol, opened by the signal
-  bridge like a bridge board.
+  bridge like a bridge board;
+* ``radio_port`` (optional): the UART of the SC16IS750 I2C-to-UART bridge the harness
+  emulates on the firmware's I2C bus, opened by the robot's radio module. Empty: no
+  bridge answers, the firmware has no radio link.
 
 Time: started normally (``start``), the harness paces the AVR to the wall clock by
 itself; in a lockstep run (``use_clock``) :meth:`tick` advances the AVR by the cycles
@@ -31,7 +34,7 @@ from rclpy.node import Node
 from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.pty_link import check_distinct, pty_pairs
+from hil_bridge.core.pty_link import PtyPair, check_distinct, pty_pairs
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
@@ -55,7 +58,13 @@ DIAGNOSTICS_PERIOD = 1.0
 PARAMETERS = (
     ParamSpec("command_port", "/tmp/hil/mcu_command", "Path of the command link pty the control loop opens."),
     ParamSpec("signal_port", "/tmp/hil/signal_link", "Path of the signal link pty the signal bridge opens."),
-    ParamSpec("checked", False, "Checked mode on both links (the firmware is built with HIL_CHECKED=1)."),
+    ParamSpec(
+        "radio_port",
+        "",
+        "Path of the radio link pty (the emulated SC16IS750's UART) the radio module opens;"
+        " empty: no radio link.",
+    ),
+    ParamSpec("checked", False, "Checked mode on every link (the firmware is built with HIL_CHECKED=1)."),
     ParamSpec("firmware", "", "Firmware ELF to run; empty: build firmware/robot_mcu for these options."),
     ParamSpec(
         "firmware_defines",
@@ -93,6 +102,9 @@ class SimavrMcuNode(Node):
         log = self.get_logger()
         self.checked = params.as_bool("checked")
         ports = {name: params.as_str(name) for name in ("command_port", "signal_port")}
+        radio_port = params.as_str("radio_port")
+        if radio_port:
+            ports["radio_port"] = radio_port
         check_distinct(*ports.values(), names=tuple(ports))  # now, not after a firmware build
         layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
         wiring = load_robot_wiring(params.as_str("wiring"))
@@ -124,20 +136,25 @@ class SimavrMcuNode(Node):
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)
-        command_port, signal_port = ports.values()
         log.info(
-            f"firmware {self.elf} in simavr: command link {command_port}, signal link {signal_port}"
+            f"firmware {self.elf} in simavr: command link {ports['command_port']},"
+            f" signal link {ports['signal_port']}"
+            + (f", radio link {radio_port}" if radio_port else "")
             + (" (checked)" if self.checked else "")
         )
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
-        self.command, self.signal = pty_pairs(command_port, signal_port, names=tuple(ports))
+        pairs = pty_pairs(*ports.values(), names=tuple(ports))
+        self.command, self.signal = pairs[0], pairs[1]
+        #: The radio link's pty, or None without ``radio_port``.
+        self.radio: PtyPair | None = pairs[2] if radio_port else None
 
     def _spawn(self, *, lockstep: bool) -> SimavrProcess:
         return SimavrProcess(
             self.elf,
             command_fd=self.command.master_fd,
             signal_fd=self.signal.master_fd,
+            radio_fd=self.radio.master_fd if self.radio is not None else None,
             coupling=self.coupling,
             checked=self.checked,
             lockstep=lockstep,
@@ -184,7 +201,7 @@ class SimavrMcuNode(Node):
             self.publish_diagnostics()
 
     def stop(self) -> None:
-        """Stop the harness and close both ptys (which removes their links)."""
+        """Stop the harness and close the ptys (which removes their links)."""
         self._stop.set()
         if self.process is not None:
             self.process.stop()
@@ -192,6 +209,8 @@ class SimavrMcuNode(Node):
             self._thread.join(timeout=2.0)
         self.command.close()
         self.signal.close()
+        if self.radio is not None:
+            self.radio.close()
 
     def publish_diagnostics(self) -> None:
         """The harness's counters on ``diagnostics``; WARN while the AVR lags the wall clock."""
@@ -214,6 +233,7 @@ class SimavrMcuNode(Node):
             "firmware": str(self.elf),
             "command_port": self.command.path,
             "signal_port": self.signal.path,
+            "radio_port": self.radio.path if self.radio is not None else "",
             "avr_time_per_wall_time": round(ratio, 3),
             **stats,
         }

@@ -11,7 +11,8 @@ loop"); this module, which never imports rclpy:
 * turns the signal layout (device set) and the robot's wiring (which MCU pin each
   device signal is on: ``firmware/robot_mcu/wiring.yaml``, the same pins as
   ``pins.h``) into the harness's coupling file;
-* runs the harness with the two pty masters passed as file descriptors, either on
+* runs the harness with the pty masters (command, signal, and the radio link's if
+  the robot has one) passed as file descriptors, either on
   the wall clock (the harness paces itself and prints a stats line a second) or in
   lockstep (:meth:`SimavrProcess.run_to` advances the AVR to a cycle and returns when
   its bytes are written).
@@ -53,6 +54,11 @@ ADC_REFERENCE_MV = 5000.0
 ADC_MAX = 1023
 #: The HMC5883L's I2C address and the ATmega328P's TWI pins.
 HMC5883L_ADDRESS = 0x1E
+#: The radio link's SC16IS750 I2C-to-UART bridge (emulated when a radio pty is given):
+#: 7-bit address, its UART's baud rate and FIFO depth (DESIGN.md "Firmware in the loop").
+SC16IS750_ADDRESS = 0x4D
+RADIO_BAUD = 115200
+RADIO_FIFO_BYTES = 64
 TWI_PINS = {"sda": 18, "scl": 19}
 #: ATmega328P pins driven by a timer's compare output (analogWrite).
 PWM_PINS = (3, 5, 6, 9, 10, 11)
@@ -354,12 +360,14 @@ def cycles(seconds: float) -> int:
 
 
 class SimavrProcess:
-    """One run of the harness on two pty masters.
+    """One run of the harness on its pty masters.
 
     Args:
         elf: the firmware.
         command_fd: pty master of the command link (the firmware's UART).
         signal_fd: pty master of the signal link.
+        radio_fd: pty master of the radio link (the UART of the emulated SC16IS750), or
+            None: no bridge on the bus, the firmware has no radio link.
         coupling: the coupling file's text (:func:`coupling_text`).
         checked: checked signal frames.
         lockstep: advance only on :meth:`run_to`; else paced to the wall clock.
@@ -376,6 +384,7 @@ class SimavrProcess:
         command_fd: int,
         signal_fd: int,
         coupling: str,
+        radio_fd: int | None = None,
         checked: bool = False,
         lockstep: bool = False,
         stats_period: float = 1.0,
@@ -399,6 +408,7 @@ class SimavrProcess:
             str(FREQUENCY_HZ),
             "--stats-period",
             str(stats_period),
+            *(["--radio-fd", str(radio_fd)] if radio_fd is not None else []),
             *(["--checked"] if checked else []),
             *(["--lockstep"] if lockstep else []),
         ]
@@ -411,7 +421,7 @@ class SimavrProcess:
                 stderr=self._stderr,
                 text=True,
                 bufsize=1,
-                pass_fds=(command_fd, signal_fd),
+                pass_fds=(command_fd, signal_fd, *([radio_fd] if radio_fd is not None else [])),
                 start_new_session=True,  # a Ctrl-C reaches the node, which stops the harness
             )
         except OSError as exc:
