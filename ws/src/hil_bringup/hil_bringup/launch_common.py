@@ -23,6 +23,12 @@ from hil_bringup.errors import HilBringupError
 #: name -> (default, description, choices or None)
 ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
     "robots": ("1", "Number of simulated robots (those past hil_robots follow robot_<i>/cmd_vel).", None),
+    "robot_spacing": ("0.4", "Grid spacing (m) of several robots around the world's start.", None),
+    "radio": (
+        "false",
+        "A radio between the robots: the simulator's radio model and a radio module on each HIL robot.",
+        ["true", "false"],
+    ),
     "hil_robots": (
         "1",
         "Robots 0..hil_robots-1 each get an MCU, signal bridge and control loop in robot_<i>/.",
@@ -150,6 +156,8 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
     options = GraphOptions(
         robots=number("robots", int),
         hil_robots=number("hil_robots", int),
+        radio=value("radio") == "true",
+        robot_spacing=number("robot_spacing", float),
         rtf=number("rtf", float),
         use_sim_time=value("use_sim_time") == "true",
         world=value("world"),

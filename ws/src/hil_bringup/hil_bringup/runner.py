@@ -475,6 +475,21 @@ class GraphRunner:
         elif self._started:
             mcu.start()
 
+    def kill_radio(self, *, robot: int = 0) -> None:
+        """Take a robot's radio module away: its MCU hears no more RST, the radio is lost."""
+        chain = self.chains[robot]
+        module = chain.radio
+        if module is None:
+            raise HilBringupError(f"robot {robot} has no radio module in this run")
+        chain.radio = None
+        self.sim.on_radio.pop(robot, None)
+        module.stop()
+        self._executor_for(module).remove_node(module)
+        if module.get_clock() in self._follow_by_call:
+            self._follow_by_call.remove(module.get_clock())
+        self.nodes = {key: node for key, node in self.nodes.items() if node is not module}
+        module.destroy_node()
+
     def stop(self) -> None:
         """Stop every thread, close every port, remove the run's pty links (again: nothing).
 

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,7 +38,7 @@ from hil_bridge.core.arg_types import finite, integer
 from hil_bridge.core.leftovers import remove_dead_dds_segments
 from hil_bridge.core.shutdown import ShutdownSignals, ignore_further_stop_signals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
-from hil_bringup.core.done import DonePredicate, DoneWatch, task_done
+from hil_bringup.core.done import GATHER_RADIUS, DonePredicate, DoneWatch, swarm_gathered, task_done
 from hil_bringup.core.graph import BEHAVIOURS, PHYSICS, GraphOptions
 from hil_bringup.errors import HilBringupError
 from hil_sim.errors import HilSimError
@@ -81,6 +82,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         type=integer(minimum=1),
         default=1,
         help="robots 0..K-1 each get an MCU, signal bridge and control loop in robot_<i>/ (at most --robots)",
+    )
+    parser.add_argument(
+        "--robot-spacing",
+        type=finite(minimum=0.0),
+        default=0.4,
+        help="grid spacing (m) of several robots around the world's start",
+    )
+    parser.add_argument(
+        "--radio",
+        action="store_true",
+        help="a radio between the robots: each HIL robot gets a radio module (the swarm behaviour needs it)",
     )
     parser.add_argument(
         "--behaviour", default="boards", choices=BEHAVIOURS, help="AUTO behaviour ('' = MANUAL)"
@@ -230,10 +242,14 @@ def run(
         raise HilBringupError("--until-done needs a behaviour with a task (boards or light); MANUAL has none")
     if done is None and args.behaviour:
         done = task_done(args.behaviour)
+        if args.behaviour == "swarm":
+            done = partial(swarm_gathered, robots=args.hil_robots)  # the robots that have a loop
     watch = DoneWatch(done) if done is not None else None
     options = GraphOptions(
         robots=args.robots,
         hil_robots=args.hil_robots,
+        radio=args.radio,
+        robot_spacing=args.robot_spacing,
         rtf=args.rtf,
         world=args.world,
         physics=args.physics,
@@ -280,6 +296,7 @@ def run(
         log.metrics["done_at_s"] = (
             round(watch.done_at, 3) if watch is not None and watch.done_at is not None else None
         )
+        log.metrics.update(_swarm_metrics(runner, options, log))
         link_faults = link_fault_report(runner)
         if link_faults is not None:
             log.metrics["link_faults"] = link_faults
@@ -339,6 +356,7 @@ def _drive(
                         bool(sim.led[0] > 0.5),
                         [bool(s) for s in sim.geometry.standing],
                     )
+                    log.sample_others(t, sim.x, sim.y)
                 down = sim.geometry.boards_down
                 settled = watch is not None and watch.update(t, sim)
             ending = _ending(args, t, down, settled=settled)
@@ -377,6 +395,22 @@ def _ending(args: argparse.Namespace, t: float, down: int, *, settled: bool) -> 
     if args.until_boards_down and down >= args.until_boards_down:
         return "boards"
     return None
+
+
+def _swarm_metrics(runner: GraphRunner, options: GraphOptions, log: RunLog) -> dict[str, Any]:
+    """Arrival times at the light (swarm) and the radio's counters (radio)."""
+    metrics: dict[str, Any] = {}
+    if options.behaviour == "swarm":
+        light = runner.sim.sim.world.light
+        arrivals = log.first_within(GATHER_RADIUS, light.x, light.y)
+        metrics["arrival_times_s"] = {
+            str(robot): None if t is None else round(t, 3)
+            for robot, t in arrivals.items()
+            if robot < options.hil_robots
+        }
+    if runner.sim.radio is not None:
+        metrics["radio"] = {**runner.sim.radio.stats()["total"], "module_errors": runner.sim.radio_errors}  # type: ignore[dict-item]
+    return metrics
 
 
 def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOptions) -> dict[str, Any]:

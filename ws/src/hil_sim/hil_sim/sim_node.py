@@ -39,10 +39,10 @@ from hil_bridge import qos
 from hil_bridge.core.defaults import device_library
 from hil_bridge.core.loop_timing import DeadlineScheduler
 from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, decode_radio, encode_radio
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
-from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, decode_radio, encode_radio
 from hil_msgs.msg import Signal, SignalArray, WireChunk
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.build import build_simulation, default_world_path

@@ -39,7 +39,13 @@ from hil_bridge.parameters import declare_parameters
 from hil_bridge.wire_tap import WireTap
 from hil_msgs.msg import LinkStatus
 from hil_msgs.msg import Telemetry as TelemetryMsg
-from robot_control.core.behaviours import BEHAVIOURS, BoardsBehaviour, LightBehaviour, PhotoresistorResponse
+from robot_control.core.behaviours import (
+    BEHAVIOURS,
+    BoardsBehaviour,
+    LightBehaviour,
+    PhotoresistorResponse,
+    SwarmBehaviour,
+)
 from robot_control.core.heartbeat import LinkHealth
 from robot_control.core.kinematics import DriveGeometry
 from robot_control.core.loop import ControlLoop, LoopConfig
@@ -75,6 +81,13 @@ PARAMETERS = (
     ),
     ParamSpec("behaviour", "", "Behaviour to start in (AUTO), empty for MANUAL.", choices=("", *BEHAVIOURS)),
     ParamSpec(
+        "robot_id",
+        0,
+        "This robot's id in a swarm (its radio id; the swarm behaviour staggers its sends by it).",
+        min=0,
+        max=9999,
+    ),
+    ParamSpec(
         "reconnect_backoff_max",
         2.0,
         "Longest delay between reopen attempts of the port, s.",
@@ -103,9 +116,11 @@ class ControlLoopNode(Node):
             raise RobotControlError(
                 f"{NODE_NAME}: no photoresistor device config (needed by the light behaviour)"
             )
+        response = PhotoresistorResponse.from_table(library["photoresistor"].table)
         behaviours = {
             "boards": BoardsBehaviour(),
-            "light": LightBehaviour(PhotoresistorResponse.from_table(library["photoresistor"].table)),
+            "light": LightBehaviour(response),
+            "swarm": SwarmBehaviour(response, robot_id=params.as_int("robot_id")),
         }
         geometry = DriveGeometry(
             wheel_base=params.as_float("wheel_base"),

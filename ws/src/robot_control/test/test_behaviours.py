@@ -20,6 +20,7 @@ from robot_control.core.behaviours import (
     LightBehaviour,
     PhotoresistorResponse,
     Sensors,
+    SwarmBehaviour,
 )
 from robot_control.core.behaviours.boards import heading_error
 from robot_control.errors import RobotControlError
@@ -117,9 +118,10 @@ def test_tl2_missing_a_needed_field_is_a_clear_error_naming_it() -> None:
 
 
 def test_behaviour_names_are_the_documented_ones() -> None:
-    assert BEHAVIOURS == ("boards", "light")
+    assert BEHAVIOURS == ("boards", "light", "swarm")
     assert BoardsBehaviour().name == "boards"
     assert LightBehaviour(RESPONSE).name == "light"
+    assert SwarmBehaviour(RESPONSE).name == "swarm"
 
 
 # --- boards ---------------------------------------------------------------------------------

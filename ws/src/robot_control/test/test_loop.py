@@ -19,6 +19,7 @@ from hil_bridge.core.line_protocol import (
     LineDecoder,
     LineEncoder,
     Message,
+    Relayed,
     Telemetry,
     TelemetrySchema,
 )
@@ -95,7 +96,7 @@ class Rig:
     def __post_init__(self) -> None:
         self.loop = ControlLoop(self.config, dict(self.behaviours), start=START)
         self.mcu_encoder = LineEncoder(checked=self.config.checked)
-        self.mcu_decoder = LineDecoder(schema=SCHEMA, checked=self.config.checked)
+        self.mcu_decoder = LineDecoder(schema=SCHEMA, checked=self.config.checked, relay_ids=("RTX",))
 
     @property
     def now(self) -> float:
@@ -598,3 +599,26 @@ def test_non_finite_cmd_vel_gives_zero(twist: tuple[float, float]) -> None:
 def test_huge_finite_cmd_vel_saturates_instead_of_crashing_the_frame() -> None:
     rig = Rig(twist=(1e308, 0.0))
     assert rig.step().drives == [Drive(255, 255)]
+
+
+def test_radio_lines_the_mcu_relays_reach_the_radio_port_and_queued_packets_go_out_as_rtx() -> None:
+    rig = Rig()
+    rig.send_bytes(b"RRX,3,-61,0102\nRST,LISTEN,16,0\nRRX,x,1,00\n")
+    frame = rig.step()
+    radio = rig.loop.radio
+    assert [(p.src, p.rssi, p.payload) for p in radio.inbox] == [(3, -61, b"\x01\x02")]
+    assert radio.state == "LISTEN" and not radio.lost
+    assert rig.loop.radio_errors == 1 and any("RRX src" in e for e in frame.result.events)
+    assert radio.send(b"\xab", dst=2) and radio.send(b"\xcd")
+    frame = rig.step()
+    assert [m for m in frame.written if isinstance(m, Relayed)] == [Relayed("RTX,2,AB"), Relayed("RTX,*,CD")]
+    rig.send_bytes(b"RST,LOST,0,0\n")
+    rig.step()
+    assert radio.lost
+
+
+def test_a_radio_packet_the_codec_cannot_write_is_refused_and_counted() -> None:
+    rig = Rig()
+    assert not rig.loop.radio.send(b"")
+    assert not rig.loop.radio.send(b"x" * 49)
+    assert rig.loop.radio.refused == 2

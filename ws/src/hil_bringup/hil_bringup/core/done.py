@@ -44,7 +44,21 @@ def light_reached(sim: Simulation) -> bool:
 
 
 #: The task of each AUTO behaviour.
-TASKS: dict[str, DonePredicate] = {"boards": all_boards_down, "light": light_reached}
+#: ``swarm``: every robot within this distance (m) of the light.
+GATHER_RADIUS = 1.0
+
+
+def swarm_gathered(sim: Simulation, robots: int | None = None) -> bool:
+    """``swarm``: the HIL robots (the first ``robots``; all if None) are within GATHER_RADIUS of the light."""
+    light = sim.world.light
+    count = sim.count if robots is None else robots
+    return all(
+        math.hypot(float(sim.x[i]) - light.x, float(sim.y[i]) - light.y) <= GATHER_RADIUS
+        for i in range(count)
+    )
+
+
+TASKS: dict[str, DonePredicate] = {"boards": all_boards_down, "light": light_reached, "swarm": swarm_gathered}
 
 
 def task_done(behaviour: str) -> DonePredicate:

@@ -41,7 +41,7 @@ MCU_KINDS = ("virtual", "simavr", "serial")
 PHYSICS = ("native", "mujoco")
 #: The node that plays the MCU, by kind (a real MCU has none).
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
-BEHAVIOURS = ("", "boards", "light")
+BEHAVIOURS = ("", "boards", "light", "swarm")
 #: Where the runs' pty link folders are made.
 LINK_ROOT = "/tmp/hil"
 
@@ -74,6 +74,8 @@ class GraphOptions:
     #: Robots with a HIL chain of their own (MCU, signal bridge, control loop), robots
     #: 0..hil_robots-1; the others follow ``robot_<i>/cmd_vel`` in the simulator.
     hil_robots: int = 1
+    #: Grid spacing (m) of several robots around the world's start.
+    robot_spacing: float = 0.4
     rtf: float = 1.0
     #: A radio between the robots: the simulator's radio model, and on each HIL robot a
     #: radio module on a link of its own to its MCU.
@@ -113,12 +115,16 @@ class GraphOptions:
             )
         if not (math.isfinite(self.rtf) and self.rtf >= 0):
             raise HilBringupError(f"rtf = {self.rtf!r} must be a finite number >= 0 (0: as fast as possible)")
+        if not (math.isfinite(self.robot_spacing) and 0.0 <= self.robot_spacing <= 10.0):
+            raise HilBringupError(f"robot_spacing = {self.robot_spacing!r} must be 0..10 m")
         if self.mcu not in MCU_KINDS:
             raise HilBringupError(f"mcu = {self.mcu!r} is not one of {', '.join(MCU_KINDS)}")
         if self.physics not in PHYSICS:
             raise HilBringupError(f"physics = {self.physics!r} is not one of {', '.join(PHYSICS)}")
         if self.behaviour not in BEHAVIOURS:
-            raise HilBringupError(f"behaviour = {self.behaviour!r} is not one of boards, light or empty")
+            raise HilBringupError(
+                f"behaviour = {self.behaviour!r} is not one of boards, light, swarm or empty"
+            )
         if self.mcu == "serial" and not (self.command_port and self.signal_port):
             raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
         for name in ("fault_drop", "fault_corrupt"):
@@ -279,6 +285,7 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
             "",
             robots=options.robots,
             hil_robots=options.hil_robots,
+            robot_spacing=options.robot_spacing,
             radio=options.radio,
             rtf=options.rtf,
             world=options.world,
@@ -353,6 +360,7 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             baud=options.command_baud,
             checked=options.checked,
             behaviour=options.behaviour,
+            robot_id=robot,
         ),
         NodeSpec(
             "hil_bringup",

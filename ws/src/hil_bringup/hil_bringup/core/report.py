@@ -1,9 +1,9 @@
 """What a run leaves behind: a metrics JSON and a picture of the arena.
 
-:class:`RunLog` collects, while the run goes, the trajectory of the HIL robot, the
-moments its LED came on, when each board fell, and the link and loop figures at
-the end; :func:`write_report` writes ``metrics.json`` and ``report.png`` into the
-run's folder.
+:class:`RunLog` collects, while the run goes, the trajectory of robot 0 (and of the
+others in a swarm, :data:`MAX_DRAWN` at most), the moments robot 0's LED came on,
+when each board fell, and the link and loop figures at the end; :func:`write_report`
+writes ``metrics.json`` and ``report.png`` into the run's folder.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from typing import Any
 
 from hil_sim.core.world import WorldConfig, rectangle_corners
 
+#: Robots whose trajectories a report keeps and draws (a swarm of 100 would be a smudge).
+MAX_DRAWN = 20
+
 
 @dataclass
 class RunLog:
@@ -26,7 +29,22 @@ class RunLog:
     led_on: list[tuple[float, float, float]] = field(default_factory=list)  # t, x, y
     board_falls: dict[int, float] = field(default_factory=dict)  # board index -> t
     metrics: dict[str, Any] = field(default_factory=dict)
+    #: Robots 1.. (up to MAX_DRAWN): robot -> [(t, x, y)].
+    others: dict[int, list[tuple[float, float, float]]] = field(default_factory=dict)
     _led_was_on: bool = False
+
+    def sample_others(self, t: float, xs: Any, ys: Any) -> None:
+        """Record robots 1.. (at most MAX_DRAWN in all) at time ``t``."""
+        for robot in range(1, min(len(xs), MAX_DRAWN)):
+            self.others.setdefault(robot, []).append((t, float(xs[robot]), float(ys[robot])))
+
+    def first_within(self, radius: float, x: float, y: float) -> dict[int, float | None]:
+        """Per robot drawn, the first sampled time it was within ``radius`` of (x, y)."""
+        tracks = {0: self.trajectory, **self.others}
+        return {
+            robot: next((t for t, px, py in track if math.hypot(px - x, py - y) <= radius), None)
+            for robot, track in tracks.items()
+        }
 
     def sample(self, t: float, x: float, y: float, led: bool, standing: list[bool]) -> None:
         """Record the robot's position, an LED switching on, boards that fell since last time."""
@@ -78,10 +96,14 @@ def _draw(log: RunLog, path: Path) -> None:
             corners = rectangle_corners(board.x, board.y, board.thickness * 3, board.width, board.yaw)
             ax.add_patch(Polygon(corners, color="orange"))
     ax.add_patch(Circle((world.light.x, world.light.y), 0.06, color="gold", zorder=3))
-    if log.trajectory:
-        xs, ys = [p[1] for p in log.trajectory], [p[2] for p in log.trajectory]
-        ax.plot(xs, ys, color="tab:blue", lw=1, label="robot 0")
-        ax.plot(xs[-1:], ys[-1:], "o", color="tab:blue")
+    colours = plt.get_cmap("tab10")
+    for robot, track in {0: log.trajectory, **log.others}.items():
+        if not track:
+            continue
+        xs, ys = [p[1] for p in track], [p[2] for p in track]
+        colour = colours(robot % 10)
+        ax.plot(xs, ys, color=colour, lw=1, label=f"robot {robot}" if robot < 10 else None)
+        ax.plot(xs[-1:], ys[-1:], "o", color=colour)
     if log.led_on:
         ax.plot(
             [p[1] for p in log.led_on],
@@ -91,11 +113,12 @@ def _draw(log: RunLog, path: Path) -> None:
             ms=4,
             label="LED on",
         )
-    down = len(log.board_falls)
-    ax.set_title(
-        f"{down} of {len(world.boards)} boards down, {log.metrics.get('sim_duration_s', 0):.1f} s simulated"
-        f" ({log.metrics.get('physics', 'native')} physics)"
-    )
+    simulated = f"{log.metrics.get('sim_duration_s', 0):.1f} s simulated"
+    physics = f"({log.metrics.get('physics', 'native')} physics)"
+    if world.boards:
+        ax.set_title(f"{len(log.board_falls)} of {len(world.boards)} boards down, {simulated} {physics}")
+    else:
+        ax.set_title(f"{1 + len(log.others)} robot(s), {simulated} {physics}")
     ax.set_xlim(-world.width / 2 - 0.1, world.width / 2 + 0.1)
     ax.set_ylim(-world.height / 2 - 0.1, world.height / 2 + 0.1)
     ax.set_aspect("equal")

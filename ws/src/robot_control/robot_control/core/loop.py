@@ -13,7 +13,10 @@ publishes what it reports. Per frame:
    cmd_vel watchdog does not apply), else the behaviour's twist in AUTO or the latest
    cmd_vel, through the differential-drive kinematics;
 4. ``DRV`` goes out when the command changes and at least every ``refresh_frames``;
-5. ``HBB,<t>`` goes out every ``mcu_heartbeat_period`` on its own deadline.
+5. ``HBB,<t>`` goes out every ``mcu_heartbeat_period`` on its own deadline;
+6. the radio packets a behaviour queued go out as ``RTX`` lines; ``RRX``/``RST`` lines
+   the MCU relayed from its radio module are read into :attr:`ControlLoop.radio`
+   (:mod:`robot_control.core.radio_port`), which behaviours with a ``radio`` attribute get.
 
 Station commands (``robotCommand``) are handled as they arrive by :meth:`station`.
 """
@@ -31,13 +34,17 @@ from hil_bridge.core.line_protocol import (
     Heartbeat,
     LineDecoder,
     LineEncoder,
+    Relayed,
     Telemetry,
     TelemetrySchema,
 )
+from hil_bridge.core.radio_protocol import decode_radio
+from hil_bridge.errors import HilBridgeError
 from robot_control.core.behaviours import Behaviour, Sensors
 from robot_control.core.failsafe import Failsafes
 from robot_control.core.heartbeat import HeartbeatTracker
 from robot_control.core.kinematics import DriveGeometry, twist_to_commands
+from robot_control.core.radio_port import RadioPort
 from robot_control.core.station import Kind, StationCommand, parse_station_command
 from robot_control.errors import RobotControlError
 
@@ -95,7 +102,7 @@ class ControlLoop:
     def __init__(self, config: LoopConfig, behaviours: dict[str, Behaviour], *, start: float) -> None:
         self.config = config
         self.behaviours = behaviours
-        self.decoder = LineDecoder(schema=config.schema, checked=config.checked)
+        self.decoder = LineDecoder(schema=config.schema, checked=config.checked, relay_ids=("RRX", "RST"))
         self.encoder = LineEncoder(checked=config.checked)
         self.failsafes = Failsafes(
             config.cmd_vel_timeout,
@@ -117,6 +124,12 @@ class ControlLoop:
         self._reported: set[str] = set()
         self.mcu_errors: Counter[str] = Counter()
         self.frames = 0
+        self.radio = RadioPort()
+        #: Radio lines from the MCU that did not parse.
+        self.radio_errors = 0
+        for behaviour in behaviours.values():
+            if hasattr(behaviour, "radio"):
+                behaviour.radio = self.radio
 
     # --- inputs between frames ----------------------------------------------------------
 
@@ -211,6 +224,8 @@ class ControlLoop:
             self.mcu.sent_heartbeat(heartbeat.stamp, now)
             periods = int((now - self._next_heartbeat) // self.config.mcu_heartbeat_period) + 1
             self._next_heartbeat += periods * self.config.mcu_heartbeat_period
+        for line in self.radio.take_outbox():
+            out += self.encoder.encode(line)
         result.write = bytes(out)
         return result
 
@@ -234,6 +249,12 @@ class ControlLoop:
             result.mcu_errors.append(message.text)
         elif isinstance(message, Command):
             result.events.append(f"MCU says: COM,{message.text}")
+        elif isinstance(message, Relayed):
+            try:
+                self.radio.received(decode_radio(message.body), now)
+            except HilBridgeError as exc:
+                self.radio_errors += 1
+                result.events.append(f"radio: {exc}")
 
     def _command(self, now: float) -> tuple[int, int]:
         if self.holding_reasons:

@@ -11,8 +11,17 @@ from __future__ import annotations
 from robot_control.core.behaviours.base import Behaviour, Sensors
 from robot_control.core.behaviours.boards import BoardsBehaviour
 from robot_control.core.behaviours.light import LightBehaviour, PhotoresistorResponse
+from robot_control.core.behaviours.swarm import SwarmBehaviour
 
-__all__ = ["BEHAVIOURS", "Behaviour", "BoardsBehaviour", "LightBehaviour", "PhotoresistorResponse", "Sensors"]
+__all__ = [
+    "BEHAVIOURS",
+    "Behaviour",
+    "BoardsBehaviour",
+    "LightBehaviour",
+    "PhotoresistorResponse",
+    "Sensors",
+    "SwarmBehaviour",
+]
 
 #: Behaviour names accepted by ``AUTO <name>``.
-BEHAVIOURS = ("boards", "light")
+BEHAVIOURS = ("boards", "light", "swarm")
