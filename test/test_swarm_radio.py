@@ -1,5 +1,8 @@
 """The swarm in the loop (issue 13): K HIL robots, each with its MCU, bridge, loop and radio module.
 
+The MCUs are virtual or the real firmware in simavr (relaying through its emulated
+SC16IS750 UART bridge).
+
 Lockstep runs of the swarm world: the robot nearest the light sees it, the others
 only hear about it. With the radio they gather; without it the blind ones never
 leave; with a robot's radio module gone its MCU reports the radio lost and the robot,
@@ -24,7 +27,7 @@ SPACING = 0.8
 GATHER_LIMIT_S = 60.0
 
 
-def swarm_runner(*, radio: bool, robots: int = K) -> GraphRunner:
+def swarm_runner(*, radio: bool, robots: int = K, mcu: str = "virtual") -> GraphRunner:
     return GraphRunner(
         GraphOptions(
             rtf=0.0,
@@ -32,14 +35,16 @@ def swarm_runner(*, radio: bool, robots: int = K) -> GraphRunner:
             hil_robots=robots,
             radio=radio,
             robot_spacing=SPACING,
+            mcu=mcu,
             behaviour="swarm",
             world=str(WORLD),
         )
     )
 
 
-def test_the_swarm_gathers_at_the_light_when_the_robots_share_what_they_see() -> None:
-    runner = swarm_runner(radio=True)
+@pytest.mark.parametrize("mcu", ["virtual", "simavr"])
+def test_the_swarm_gathers_at_the_light_when_the_robots_share_what_they_see(mcu: str) -> None:
+    runner = swarm_runner(radio=True, mcu=mcu)
     runner.start()
     try:
         sim = runner.sim.sim

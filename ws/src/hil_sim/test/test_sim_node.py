@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState, Range
@@ -147,6 +148,7 @@ def test_several_robots_get_one_namespace_each(spawn: Any, probe: RosProbe) -> N
         sim_command(
             "rtf:=0.0",
             "robots:=3",
+            "hil_robots:=3",
             "robot_spacing:=0.3",
             "world:=" + str(CONFIG.parent / "worlds" / "empty.yaml"),
         ),
@@ -167,6 +169,41 @@ def test_several_robots_get_one_namespace_each(spawn: Any, probe: RosProbe) -> N
 
     probe.wait_for(only_robot_1_moves, timeout=30.0, what="only robot_1 drives")
     assert probe.latest("robot_1/odom").child_frame_id == "robot_1/base_link"
+
+
+@pytest.mark.ros
+def test_robots_without_an_mcu_follow_their_cmd_vel(spawn: Any, probe: RosProbe) -> None:
+    spawn(
+        sim_command(
+            "rtf:=1.0",
+            "robots:=3",
+            "hil_robots:=1",
+            "robot_spacing:=0.3",
+            "world:=" + str(CONFIG.parent / "worlds" / "empty.yaml"),
+        ),
+        name="sim",
+    )
+    for index in range(3):
+        probe.record(Odometry, f"robot_{index}/odom", qos.SENSOR)
+    drive = probe.publisher(Twist, "robot_2/cmd_vel", qos.COMMAND)
+    probe.wait_for(
+        lambda: all(probe.latest(f"robot_{i}/odom") for i in range(3)), timeout=30.0, what="three odoms"
+    )
+    forward = Twist()
+    forward.linear.x = 0.2
+
+    def only_robot_2_moves() -> bool:
+        drive.publish(forward)
+        moved = [probe.latest(f"robot_{i}/odom").twist.twist.linear.x for i in range(3)]
+        return moved[2] > 0.15 and moved[0] == 0.0 and moved[1] == 0.0
+
+    probe.wait_for(only_robot_2_moves, timeout=30.0, what="only robot_2 drives on its cmd_vel")
+    # No cmd_vel for cmd_vel_timeout (0.5 s): it stops.
+    probe.wait_for(
+        lambda: abs(probe.latest("robot_2/odom").twist.twist.linear.x) < 0.01,
+        timeout=30.0,
+        what="robot_2 stops",
+    )
 
 
 @pytest.mark.ros
