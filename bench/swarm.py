@@ -23,6 +23,7 @@ from _benchlib import bar_plot, emit, private_ros_domain, progress
 NAME = "swarm"
 ROOT = Path(__file__).resolve().parents[1]
 WORLD = ROOT / "ws" / "src" / "hil_sim" / "worlds" / "swarm.yaml"
+RESULTS = ROOT / "bench" / "results"
 DURATION = 10.0
 HOLD = 0.98
 LADDERS = {"virtual": (1, 2, 4, 6, 8, 10, 12, 14, 16), "simavr": (1, 2, 3, 4, 5, 6)}
@@ -57,7 +58,9 @@ def run(mcu: str, k: int) -> dict[str, Any]:
             "--report-dir",
             folder,
         ]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=os.environ.copy(), check=False)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=300, env=os.environ.copy(), check=False
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{mcu} K={k}: exit {done.returncode}: {done.stderr[-500:]}")
         metrics: dict[str, Any] = json.loads((Path(folder) / "metrics.json").read_text())
@@ -73,7 +76,7 @@ def ladder(mcu: str) -> tuple[int, list[dict[str, Any]]]:
         row = {
             "k": k,
             "rtf": metrics["rtf"],
-            "radio_delivered_per_s": round(radio.get("delivered", 0) / max(metrics["sim_duration_s"], 1e-9), 1),
+            "radio_delivered_per_s": round(radio.get("delivered", 0) / max(metrics["sim_duration_s"], 1e-9)),
             "radio_lost_random": radio.get("lost_random", 0),
             "arrived": sum(1 for t in metrics.get("arrival_times_s", {}).values() if t is not None),
         }
@@ -93,11 +96,13 @@ def main() -> None:
     figures["radio_packets_delivered_per_s_max"] = best_radio
     baseline = {f"{mcu}_k1_rtf": runs[0]["rtf"] for mcu, (_, runs) in results.items()}
     bar_plot(
-        NAME,
-        [f"{mcu} K={r['k']}" for mcu, (_, runs) in results.items() for r in runs],
-        [r["rtf"] for _, runs in results.values() for r in runs],
-        ylabel="real-time factor held",
-        title=f"K HIL robots in real time ({DURATION:g} s runs; {HOLD} needed)",
+        {f"{mcu} K={r['k']}": r["rtf"] for mcu, (_, runs) in results.items() for r in runs},
+        target=HOLD,
+        unit="RTF",
+        title=f"K HIL robots in real time ({DURATION:g} s runs)",
+        path=str(RESULTS / f"{NAME}.png"),
+        thousands=False,
+        target_label=f"RTF {HOLD} to hold",
     )
     emit(
         NAME,
