@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the graph's modules load only when a test asks for the fixt
 
 MARKER = (
     "hil(**options): options of the `hil` fixture's graph: GraphOptions fields (mcu, world, behaviour, "
-    "checked, faults, seed, firmware, ...), world as a name of hil_sim (demo, empty) or a path, "
+    "checked, faults, seed, firmware, ...), world as a name of hil_sim (demo, empty, swarm) or a path, "
     "start=(x, y, yaw)"
 )
 

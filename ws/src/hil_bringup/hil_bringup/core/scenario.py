@@ -18,7 +18,7 @@ The format, with every assertion kind (times in simulated seconds)::
 
     name: drive_straight            # default: the file's name
     description: what it shows
-    world: empty                    # a world of hil_sim (demo, empty) or a YAML path
+    world: empty                    # a world of hil_sim (demo, empty, swarm) or a YAML path
     start: {x: 0.0, y: 0.0, yaw: 0.0}
     mcu: virtual                    # virtual | simavr
     physics: native                 # native | mujoco
