@@ -261,7 +261,7 @@ def test_gazebo_graph_exports_into_the_runs_link_folder_by_default(tmp_path: Pat
     [
         ({"robots": 2}, "robots = 2: the Gazebo export has one robot"),
         ({"physics": "mujoco"}, "gz sim is the physics"),
-        ({"world": "moon"}, "world 'moon': not a file and not one of hil_sim's worlds (demo, empty, swarm)"),
+        ({"world": "moon"}, "world 'moon': not a file and not one of hil_sim's worlds (demo, empty"),
     ],
 )
 def test_gazebo_graph_refuses_what_it_cannot_run(
