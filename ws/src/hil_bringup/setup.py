@@ -27,6 +27,7 @@ setup(
     entry_points={
         "console_scripts": [
             "hil_sim_runner = hil_bringup.sim_runner:main",
+            "hil_side = hil_bringup.side:main",
             "robot_description = hil_bringup.console:robot_description",
             "recorder = hil_bringup.console:recorder",
             "hil_replay = hil_bringup.replay:main",

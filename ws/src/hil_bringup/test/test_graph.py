@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hil_bringup.core.graph import GraphOptions, describe, params_file, run_link_dir
+from hil_bringup.core.graph import GraphOptions, describe, describe_side, params_file, run_link_dir
 from hil_bringup.errors import HilBringupError
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -214,3 +214,25 @@ def test_launch_files_are_one_flat_launch_description() -> None:
 def test_a_pace_that_is_not_a_finite_number_at_least_zero_is_refused(rtf: float) -> None:
     with pytest.raises(HilBringupError, match="rtf"):
         GraphOptions(rtf=rtf)
+
+
+def test_the_two_sides_of_a_distributed_run_split_the_graph_between_them() -> None:
+    options = GraphOptions(robots=4, hil_robots=3, radio=True, faults=True, use_sim_time=True)
+    nodes, processes = describe(options)
+    world, none = describe_side(options, "world")
+    assert [n.name for n in world] == ["sim"] and none == []
+    assert world[0].parameters["radio"] is True
+    sides = [describe_side(options, "robot", robot=i) for i in range(3)]
+    for robot, (chain_nodes, proxies) in enumerate(sides):
+        assert {n.robot for n in chain_nodes} == {robot}
+        assert "radio_module" in {n.name for n in chain_nodes}
+        assert {p.faults.robot for p in proxies if p.faults is not None} == {robot}
+    # Together the sides are the whole graph, each node and proxy exactly once.
+    assert sorted(n.key for n in world + [n for c, _ in sides for n in c]) == sorted(n.key for n in nodes)
+    assert sorted(p.name for _, ps in sides for p in ps) == sorted(p.name for p in processes)
+
+
+@pytest.mark.parametrize(("side", "robot", "named"), [("moon", 0, "side"), ("robot", 3, "robot")])
+def test_a_side_that_is_not_in_the_run_is_an_error(side: str, robot: int, named: str) -> None:
+    with pytest.raises(HilBringupError, match=f"^{named} = "):
+        describe_side(GraphOptions(robots=4, hil_robots=3), side, robot=robot)

@@ -313,6 +313,34 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     return nodes, processes
 
 
+#: The two sides of a distributed run (world.launch.py, robot.launch.py, hil_side).
+SIDES = ("world", "robot")
+
+
+def describe_side(
+    options: GraphOptions, side: str, *, robot: int = 0
+) -> tuple[list[NodeSpec], list[ProcessSpec]]:
+    """One side of a run split across machines that share a ROS domain.
+
+    ``world``: the simulator (with ``radio`` its radio model), the clock of the run.
+    ``robot``: HIL robot ``robot``'s chain (MCU, bridge, loop, description, radio
+    module) and its fault proxies; it talks to the world over DDS only (signals, radio,
+    /clock), so it can run on another machine.
+
+    Raises:
+        HilBringupError: an unknown side, or a robot that is not a HIL robot of the run.
+    """
+    if side not in SIDES:
+        raise HilBringupError(f"side = {side!r} is not one of {', '.join(SIDES)}")
+    if not 0 <= robot < options.hil_robots:
+        raise HilBringupError(f"robot = {robot!r}: the run's HIL robots are 0..{options.hil_robots - 1}")
+    nodes, processes = describe(options)
+    if side == "world":
+        return [n for n in nodes if n.robot is None], []
+    faults = [p for p in processes if p.faults is None or p.faults.robot == robot]
+    return [n for n in nodes if n.robot == robot], faults
+
+
 def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
     """HIL robot ``robot``'s nodes: simulated MCU (if any), signal bridge, control loop, description."""
     ns, links = options.robot_namespace(robot), options.links(robot)

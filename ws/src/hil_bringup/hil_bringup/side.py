@@ -1,0 +1,152 @@
+"""``hil_side``: one side of a distributed run as processes, where ``ros2 launch`` is missing.
+
+    hil_side world --robots 5 --hil-robots 5 --radio --rtf 1
+    hil_side robot --robot 2 --robots 5 --hil-robots 5 --radio
+
+What ``world.launch.py`` and ``robot.launch.py`` start (the same
+:func:`hil_bringup.core.graph.describe_side`), each node as its installed executable
+with a parameter file written from the graph, in its namespace. The robot side follows
+the world's ``/clock`` (``use_sim_time``). SIGINT/SIGTERM stop every process (SIGINT,
+then SIGKILL after 5 s); a process that exits on its own ends the side with status 1,
+naming it. Exit 2 on bad options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from hil_bridge.core.arg_types import finite, integer
+from hil_bridge.core.paths import share_dir
+from hil_bridge.core.shutdown import ignore_further_stop_signals, shutdown_signals
+from hil_bringup.core.graph import BEHAVIOURS, MCU_KINDS, SIDES, GraphOptions, describe_side, params_file
+from hil_bringup.errors import HilBringupError
+
+#: Seconds a process has to stop on SIGINT before it is killed.
+STOP_GRACE_S = 5.0
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(prog="hil_side", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "side", choices=SIDES, help="world (simulator, radio) or robot (one HIL robot's chain)"
+    )
+    parser.add_argument("--robot", type=integer(minimum=0), default=0, help="robot side: which HIL robot")
+    parser.add_argument("--robots", type=integer(minimum=1), default=1, help="robots in the world")
+    parser.add_argument("--hil-robots", type=integer(minimum=1), default=1, help="robots with a HIL chain")
+    parser.add_argument("--radio", action="store_true", help="a radio between the robots")
+    parser.add_argument("--rtf", type=finite(minimum=0.0), default=1.0, help="world side: real-time factor")
+    parser.add_argument(
+        "--mcu", default="virtual", choices=MCU_KINDS[:2], help="robot side: the simulated MCU"
+    )
+    parser.add_argument(
+        "--behaviour", default="boards", choices=BEHAVIOURS, help="robot side: AUTO behaviour"
+    )
+    parser.add_argument("--world", default="", help="world YAML (or a name of hil_sim's worlds)")
+    parser.add_argument(
+        "--robot-spacing", type=finite(minimum=0.0), default=0.4, help="start grid spacing, m"
+    )
+    parser.add_argument("--seed", type=integer(minimum=0), default=0, help="the run's seed")
+    parser.add_argument("--link-dir", default="", help="robot side: folder of the pty links")
+    return parser.parse_args(argv)
+
+
+def commands(args: argparse.Namespace, folder: Path) -> list[tuple[str, list[str]]]:
+    """``(name, command)`` of every process of the side; parameter files go in ``folder``."""
+    options = GraphOptions(
+        robots=args.robots,
+        hil_robots=args.hil_robots,
+        robot_spacing=args.robot_spacing,
+        radio=args.radio,
+        rtf=args.rtf,
+        use_sim_time=args.side == "robot",
+        world=args.world,
+        behaviour=args.behaviour,
+        mcu=args.mcu,
+        seed=args.seed,
+        link_dir=args.link_dir,
+    )
+    nodes, processes = describe_side(options, args.side, robot=args.robot)
+    out = []
+    for node in nodes:
+        params = folder / f"{node.key.replace('/', '_')}.yaml"
+        params.write_text(yaml.safe_dump(params_file([node])))
+        ros_args = ["--ros-args", "-r", f"__node:={node.name}", "--params-file", str(params)]
+        if node.namespace:
+            ros_args[1:1] = ["-r", f"__ns:=/{node.namespace}"]
+        out.append((node.key, [str(executable(node.package, node.executable)), *ros_args]))
+    out += [(p.name, [str(executable(p.package, p.executable)), *p.arguments]) for p in processes]
+    return out
+
+
+def executable(package: str, name: str) -> Path:
+    """Where ``ros2 run <package> <name>`` finds it: ``<prefix>/lib/<package>/<name>``."""
+    path = share_dir(package).parent.parent / "lib" / package / name
+    if not path.exists():
+        raise HilBringupError(f"{package}/{name}: no executable at {path} (is the workspace built?)")
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the side's processes and keep them until a stop signal or one of them ends."""
+    signals = shutdown_signals()
+    with tempfile.TemporaryDirectory(prefix="hil-side-") as folder:
+        started: list[tuple[str, subprocess.Popen[bytes]]] = []
+        status = 0
+        try:
+            for name, command in commands(args, Path(folder)):
+                started.append((name, subprocess.Popen(command, start_new_session=True)))
+            print(
+                f"hil_side: {args.side} side, {len(started)} process(es): {', '.join(n for n, _ in started)}"
+            )
+            while not signals.wait(0.2):
+                ended = [(n, p.returncode) for n, p in started if p.poll() is not None]
+                if ended:
+                    print(
+                        f"hil_side: {', '.join(f'{n} exited {c}' for n, c in ended)}; stopping",
+                        file=sys.stderr,
+                    )
+                    status = 1
+                    break
+        finally:
+            stop(started)
+    return status
+
+
+def stop(started: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
+    """SIGINT to every process, SIGKILL to those still there after STOP_GRACE_S."""
+    for _, process in started:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for _, process in started:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one side; exit 2 on bad options."""
+    shutdown_signals()
+    try:
+        return run(parse(argv))
+    except HilBringupError as exc:
+        print(f"hil_side: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        ignore_further_stop_signals()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
