@@ -44,7 +44,7 @@ from hil_bridge.core.shutdown import deferred_signals
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.radio_module_node import RadioModuleNode
 from hil_bridge.signal_bridge_node import SignalBridgeNode
-from hil_bringup.core.graph import MCU_NODES, GraphOptions, NodeSpec, describe
+from hil_bringup.core.graph import MCU_NODES, GraphOptions, NodeSpec, describe, node_key
 from hil_bringup.core.link_faults import make_proxy
 from hil_bringup.description_node import DescriptionNode
 from hil_bringup.errors import HilBringupError
@@ -219,8 +219,11 @@ class GraphRunner:
 
     # --- the nodes by role ------------------------------------------------------------------
 
+    def _key(self, robot: int, name: str) -> str:
+        return node_key(self.options.robot_namespace(robot), name)
+
     def _node(self, robot: int, name: str) -> Node | None:
-        return self.nodes.get(f"{self.options.robot_namespace(robot)}/{name}".lstrip("/"))
+        return self.nodes.get(self._key(robot, name))
 
     def _chain(self, robot: int) -> Chain:
         mcu = self._node(robot, MCU_NODES.get(self.options.mcu, ""))
@@ -441,24 +444,17 @@ class GraphRunner:
     def kill_mcu(self, *, robot: int = 0) -> None:
         """Take a robot's simulated MCU away, as if its USB cable were pulled (ptys hang up)."""
         chain = self.chains[robot]
-        mcu = chain.mcu
-        if mcu is None:
+        if chain.mcu is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
-        key = f"{self.options.robot_namespace(robot)}/{MCU_NODES[self.options.mcu]}".lstrip("/")
-        self.nodes.pop(key, None)
         chain.mcu = None
-        mcu.stop()
-        self._executor_for(mcu).remove_node(mcu)
-        if mcu.get_clock() in self._follow_by_call:
-            self._follow_by_call.remove(mcu.get_clock())
-        mcu.destroy_node()
+        self._remove(self._key(robot, MCU_NODES[self.options.mcu]))
 
     def restart_mcu(self, *, robot: int = 0) -> None:
         """A new simulated MCU for a robot at the same ports (a reset MCU coming back)."""
         chain = self.chains[robot]
         if chain.mcu is not None:
             raise HilBringupError(f"robot {robot}'s simulated MCU is still running")
-        key = f"{self.options.robot_namespace(robot)}/{MCU_NODES.get(self.options.mcu, '')}".lstrip("/")
+        key = self._key(robot, MCU_NODES.get(self.options.mcu, ""))
         spec = self._specs.get(key)
         if spec is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
@@ -478,17 +474,20 @@ class GraphRunner:
     def kill_radio(self, *, robot: int = 0) -> None:
         """Take a robot's radio module away: its MCU hears no more RST, the radio is lost."""
         chain = self.chains[robot]
-        module = chain.radio
-        if module is None:
+        if chain.radio is None:
             raise HilBringupError(f"robot {robot} has no radio module in this run")
         chain.radio = None
         self.sim.on_radio.pop(robot, None)
-        module.stop()
-        self._executor_for(module).remove_node(module)
-        if module.get_clock() in self._follow_by_call:
-            self._follow_by_call.remove(module.get_clock())
-        self.nodes = {key: node for key, node in self.nodes.items() if node is not module}
-        module.destroy_node()
+        self._remove(self._key(robot, "radio_module"))
+
+    def _remove(self, key: str) -> None:
+        """Stop node ``key`` and take it out of the run (its executor, the clocks set by call)."""
+        node = self.nodes.pop(key)
+        node.stop()  # type: ignore[attr-defined]
+        self._executor_for(node).remove_node(node)
+        if node.get_clock() in self._follow_by_call:
+            self._follow_by_call.remove(node.get_clock())
+        node.destroy_node()
 
     def stop(self) -> None:
         """Stop every thread, close every port, remove the run's pty links (again: nothing).

@@ -39,7 +39,7 @@ from hil_bridge import qos
 from hil_bridge.core.defaults import device_library
 from hil_bridge.core.loop_timing import DeadlineScheduler
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, decode_radio, encode_radio
+from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, RadioStatus, decode_radio, encode_radio
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
@@ -268,7 +268,8 @@ class SimNode(Node):
             )
             for index in range(self.hil_robots, self.robots)
         ]
-        self._cmd_vel_at = dict.fromkeys(range(self.hil_robots, self.robots), -math.inf)
+        #: Robots driving on a cmd_vel: when it came (they stop cmd_vel_timeout after it).
+        self._cmd_vel_at: dict[int, float] = {}
         #: Per HIL robot: called after every signal period with its sensor signals (the
         #: one-process runner hands them to the bridge without DDS).
         self.on_outputs: dict[int, Callable[[list[tuple[str, str, float]]], None]] = {}
@@ -276,6 +277,8 @@ class SimNode(Node):
         #: runner's robot descriptions take them without DDS).
         self.on_joint_states: dict[int, Callable[[JointState], None]] = {}
         self.radio: Radio | None = None
+        #: RTX bodies from the radio modules that did not parse or could not be queued.
+        self.radio_errors = 0
         #: Per HIL robot: called with each RRX/RST line body for its radio module (the
         #: one-process runner's modules take them without DDS).
         self.on_radio: dict[int, Callable[[str], None]] = {}
@@ -335,7 +338,6 @@ class SimNode(Node):
             max_range=params.as_float("radio_range"),
         )
         self.radio = Radio(config, self.robots, seed=params.as_int("seed"))
-        self.radio_errors = 0
         self._radio_rx = [
             self.create_publisher(WireChunk, f"{prefix}hil/radio/rx", qos.PUBLISHER) for prefix in prefixes
         ]
@@ -348,8 +350,8 @@ class SimNode(Node):
             )
             for robot in range(self.hil_robots)
         }
-        self._radio_status: list[tuple[str, int, int] | None] = [None] * self.robots
-        self._radio_status_at = [-math.inf] * self.robots
+        self._radio_status: list[RadioStatus | None] = [None] * self.hil_robots
+        self._radio_status_at = [-math.inf] * self.hil_robots
 
     def radio_send(self, robot: int, body: str) -> None:
         """An RTX line body from robot ``robot``'s radio module: onto its radio's queue."""
@@ -380,12 +382,11 @@ class SimNode(Node):
                 self._to_radio_module(delivery.dst, encode_radio(line))
         for robot in range(self.hil_robots):
             status = radio.status(robot)
-            key = (status.state, status.free, status.dropped)
             if (
-                key != self._radio_status[robot]
+                status != self._radio_status[robot]
                 or sim.time - self._radio_status_at[robot] >= RADIO_STATUS_PERIOD_S
             ):
-                self._radio_status[robot], self._radio_status_at[robot] = key, sim.time
+                self._radio_status[robot], self._radio_status_at[robot] = status, sim.time
                 self._to_radio_module(robot, encode_radio(status))
 
     def _to_radio_module(self, robot: int, body: str) -> None:
@@ -529,8 +530,9 @@ class SimNode(Node):
 
     def _coast_silent_robots(self) -> None:
         """Motors of robots whose MCU (or cmd_vel) has gone quiet coast: the driver lets go."""
-        for robot, at in self._cmd_vel_at.items():
-            if self.sim.time - at > self.cmd_vel_timeout and self.pins.motors[robot].any():
+        for robot, at in list(self._cmd_vel_at.items()):
+            if self.sim.time - at > self.cmd_vel_timeout:
+                del self._cmd_vel_at[robot]
                 self.pins.motors[robot] = 0.0
                 self._pins_dirty = True
         now = self.pin_clock()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter, deque
 
 from hil_bridge.core.line_protocol import LineDecoder, LineEncoder, Relayed
-from hil_bridge.core.radio_protocol import RADIO_IDS, RadioSend, decode_radio
+from hil_bridge.core.radio_protocol import RADIO_IDS, decode_radio
 from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.errors import HilBridgeError
 
@@ -56,13 +56,12 @@ class RadioModule:
                 self._drop("not_rtx", f"{message!r:.60} is not an RTX line")
                 continue
             try:
-                decoded = decode_radio(message.body)
+                decode_radio(message.body)  # an RTX body: checked here, where its sender is
             except HilBridgeError as exc:
                 self._drop("bad_rtx", str(exc))
                 continue
-            if isinstance(decoded, RadioSend):
-                bodies.append(message.body)
-                self.sent += 1
+            bodies.append(message.body)
+            self.sent += 1
         return bodies
 
     def deliver(self, body: str) -> None:

@@ -193,6 +193,11 @@ class RobotLinks:
     bridge_port: str
 
 
+def node_key(namespace: str, name: str) -> str:
+    """A node's (or helper process's) full name without the leading slash (``robot_1/control_loop``)."""
+    return f"{namespace}/{name}" if namespace else name
+
+
 @dataclass(frozen=True)
 class NodeSpec:
     """One node of the graph, as launch_ros.actions.Node and the runner both need it."""
@@ -209,7 +214,7 @@ class NodeSpec:
     @property
     def key(self) -> str:
         """The node's full name without the leading slash (``robot_1/control_loop``)."""
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return node_key(self.namespace, self.name)
 
 
 @dataclass(frozen=True)
@@ -301,7 +306,7 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     nodes = [n if n.name == "sim" else replace(n, parameters={**n.parameters, **sim_time}) for n in nodes]
     processes = [
         ProcessSpec(
-            f"{options.robot_namespace(link.robot)}/{link.link}_link_proxy".lstrip("/"),
+            node_key(options.robot_namespace(link.robot), f"{link.link}_link_proxy"),
             "hil_bridge",
             "hil_link_proxy",
             link.arguments(),

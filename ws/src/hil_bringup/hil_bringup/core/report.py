@@ -38,12 +38,16 @@ class RunLog:
         for robot in range(1, min(len(xs), MAX_DRAWN)):
             self.others.setdefault(robot, []).append((t, float(xs[robot]), float(ys[robot])))
 
+    @property
+    def tracks(self) -> dict[int, list[tuple[float, float, float]]]:
+        """Every robot's trajectory kept, robot 0 first."""
+        return {0: self.trajectory, **self.others}
+
     def first_within(self, radius: float, x: float, y: float) -> dict[int, float | None]:
         """Per robot drawn, the first sampled time it was within ``radius`` of (x, y)."""
-        tracks = {0: self.trajectory, **self.others}
         return {
             robot: next((t for t, px, py in track if math.hypot(px - x, py - y) <= radius), None)
-            for robot, track in tracks.items()
+            for robot, track in self.tracks.items()
         }
 
     def sample(self, t: float, x: float, y: float, led: bool, standing: list[bool]) -> None:
@@ -97,7 +101,7 @@ def _draw(log: RunLog, path: Path) -> None:
             ax.add_patch(Polygon(corners, color="orange"))
     ax.add_patch(Circle((world.light.x, world.light.y), 0.06, color="gold", zorder=3))
     colours = plt.get_cmap("tab10")
-    for robot, track in {0: log.trajectory, **log.others}.items():
+    for robot, track in log.tracks.items():
         if not track:
             continue
         xs, ys = [p[1] for p in track], [p[2] for p in track]

@@ -101,15 +101,19 @@ class SwarmBehaviour:
         fresh = [e for e in self.neighbours.values() if now - e.at <= self.fresh_s]
         return max(fresh, key=lambda e: e.confidence, default=None)
 
+    def _best(self, now: float) -> Estimate | None:
+        """The robot's own estimate, or a neighbour's (its confidence decayed) if that beats it."""
+        heard = self.best_heard(now)
+        if heard is None or (
+            self.own is not None and heard.confidence * self.relay_decay <= self.own.confidence
+        ):
+            return self.own
+        return Estimate(heard.bearing_deg, heard.confidence * self.relay_decay, now)
+
     def _target(self, now: float) -> Estimate | None:
         if self.own is not None and self.own.confidence >= self.use_own_above:
             return self.own
-        heard = self.best_heard(now)
-        if heard is not None and (
-            self.own is None or heard.confidence * self.relay_decay > self.own.confidence
-        ):
-            return heard
-        return self.own
+        return self._best(now)
 
     def _listen(self, now: float) -> None:
         if self.radio is None:
@@ -135,12 +139,7 @@ class SwarmBehaviour:
         self._next_share += self.share_period * max(
             1, math.ceil((now - self._next_share) / self.share_period)
         )
-        estimate = self.own
-        heard = self.best_heard(now)
-        if heard is not None and (
-            estimate is None or heard.confidence * self.relay_decay > estimate.confidence
-        ):
-            estimate = Estimate(heard.bearing_deg, heard.confidence * self.relay_decay, now)
+        estimate = self._best(now)
         if estimate is None or estimate.confidence <= 0.0:
             return
         tenths = round(estimate.bearing_deg * 10) % 3600
