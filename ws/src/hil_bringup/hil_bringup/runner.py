@@ -40,6 +40,7 @@ from rclpy.time import Time
 
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.leftovers import OwnedDir, owned_dir
+from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.core.shutdown import deferred_signals
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.radio_module_node import RadioModuleNode
@@ -296,6 +297,11 @@ class GraphRunner:
             if isinstance(each.mcu, VirtualMcuNode):
                 each.mcu.plug_taps.append(self._owe_reads)  # new ptys after a replug
         sim.use_clock(clock)
+        # Reopen backoffs on simulated time too: on the wall clock, how long a link stayed
+        # shut after an unplug or an MCU restart, in simulated time, depended on how fast
+        # the machine stepped, and the run no longer repeated.
+        for link in self._links():
+            link.use_clock(clock)
         for node in self.nodes.values():
             if node is not sim:
                 self._follow_by_call_of(node)
@@ -395,20 +401,24 @@ class GraphRunner:
         as they are.
         """
         masters = [proxy.pty for proxy in self.proxies]
-        links = [link for each in self.chains for link in (each.loop.link, each.bridge.link)]
-        links += [each.radio.link for each in self.chains if each.radio is not None]
         for each in self.chains:
             if isinstance(each.mcu, VirtualMcuNode):
                 masters += [each.mcu.command, each.mcu.signal]
                 if each.mcu.radio is not None:
                     masters.append(each.mcu.radio)
         by_path = {pty.path: pty for pty in masters}
-        for link in (*links, *(proxy.upstream for proxy in self.proxies)):
+        for link in self._links():
             pty = by_path.get(link.port)
             if pty is None or pty.owed is not None:
                 continue
             link.owe(lambda pty=pty: pty.bytes_written)  # type: ignore[misc]
             pty.owe(lambda link=link: link.bytes_out)  # type: ignore[misc]
+
+    def _links(self) -> list[SerialLink]:
+        """Every serial link the run's nodes and proxies open (loops, bridges, radio modules)."""
+        links = [link for each in self.chains for link in (each.loop.link, each.bridge.link)]
+        links += [each.radio.link for each in self.chains if each.radio is not None]
+        return links + [proxy.upstream for proxy in self.proxies]
 
     def _follow_by_call_of(self, node: Node) -> None:
         """Lockstep: ``node``'s ROS clock is set by step() instead of through /clock.

@@ -26,7 +26,7 @@ def test_lockstep_reads_are_paired_again_after_an_unplug_and_replug() -> None:
             for _ in range(10):
                 runner.step()
             mcu.plug()  # type: ignore[union-attr]
-            deadline = time.monotonic() + 30.0  # the reconnect backoff runs on the wall clock
+            deadline = time.monotonic() + 30.0  # a wall-clock bound in case the reopen never comes
             while runner.loop.link.state is not LinkState.OPEN and time.monotonic() < deadline:
                 runner.step()
         for _ in range(200):  # traffic on the new ptys
