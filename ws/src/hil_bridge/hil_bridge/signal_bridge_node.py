@@ -138,9 +138,10 @@ class SignalBridgeNode(Node):
     def tick(self, now: float) -> StepResult:
         """One exchange: decode, publish the newest INPUT values, send the OUTPUT frame."""
         result = self.exchange.step(now)
-        stamp = self.get_clock().now().to_msg()
-        self.wire.rx(result.received, stamp)
-        self.wire.tx(result.written, stamp)
+        if self.wire.listened:  # a stamp costs microseconds: only for someone
+            stamp = self.get_clock().now().to_msg()
+            self.wire.rx(result.received, stamp)
+            self.wire.tx(result.written, stamp)
         if result.frames:
             self.publish_frame(result.frames[-1])
             if self.on_frame is not None:

@@ -27,6 +27,11 @@ class WireTap:
         }
         self._partial = {"tx": b"", "rx": b""}
 
+    @property
+    def listened(self) -> bool:
+        """Whether anyone subscribes to either direction (else the caller need not stamp)."""
+        return any(publisher.get_subscription_count() for publisher in self._publishers.values())
+
     def tx(self, data: bytes, stamp: Time) -> None:
         """Bytes written to the link at ``stamp``."""
         self._publish("tx", data, stamp)

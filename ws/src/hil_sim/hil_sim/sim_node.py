@@ -566,19 +566,24 @@ class SimNode(Node):
             # usually have nobody to go to; every period that was a third of the publishing.
             self._clock_listened = self.clock.get_subscription_count() > 0
             self._tf_listened = self.tf.get_subscription_count() > 0
+        clock_due = self.publish_clock and self._clock_listened
+        signals_due = [robot for robot, topics in enumerate(self.topics) if topics.listened(topics.from_sim)]
+        state_due = sim.steps % self.publish_every < self.chunk
+        markers_due = sim.steps % self.marker_every < self.chunk
+        if not (clock_due or signals_due or state_due or markers_due):
+            return  # in lockstep most periods: a stamp alone cost a few microseconds
         stamp = stamp_of(sim.time)
-        if self.publish_clock and self._clock_listened:
+        if clock_due:
             self.clock.publish(Clock(clock=stamp))
-        for robot, topics in enumerate(self.topics):
-            if topics.listened(topics.from_sim):
-                message = SignalArray(
-                    signals=[Signal(device=d, name=n, value=v) for d, n, v in sensor_signals(sim, robot)]
-                )
-                message.header.stamp = stamp
-                topics.from_sim.publish(message)
-        if sim.steps % self.publish_every < self.chunk:
+        for robot in signals_due:
+            message = SignalArray(
+                signals=[Signal(device=d, name=n, value=v) for d, n, v in sensor_signals(sim, robot)]
+            )
+            message.header.stamp = stamp
+            self.topics[robot].from_sim.publish(message)
+        if state_due:
             self.publish_state(stamp)
-        if sim.steps % self.marker_every < self.chunk:
+        if markers_due:
             self.markers.publish(self.marker_array(stamp))
 
     def publish_state(self, stamp: Time) -> None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -161,6 +161,15 @@ def bridge_voltage(state: npt.NDArray[np.int64], enable: Array, supply: float) -
     return voltage
 
 
+class _Block(NamedTuple):
+    """:meth:`MotorBank.advance`'s coefficients for one block length and bridge kind."""
+
+    #: Rows (steps,) of ``A^k[1, 0]``, ``A^k[1, 1]``, ``(Q_k cv)[1]``, ``(Q_k cd)[1]``: the speeds.
+    speed: tuple[Array, Array, Array, Array]
+    #: The same (0-d) at the block's end for the current: ``A^K[0, 0]``, ``A^K[0, 1]``, ...
+    current: tuple[Array, Array, Array, Array]
+
+
 class MotorBank:
     """The states (current, shaft speed) of many identical motors, stepped together."""
 
@@ -178,6 +187,7 @@ class MotorBank:
         self._denominator = self.inertia + params.viscous * dt
         self._powers: dict[bool, tuple[Array, Array, Array]] = {}
         self._max_block = 0
+        self._blocks: dict[tuple[bool, int], _Block] = {}
 
     def step(
         self, voltage: Array, closed: npt.NDArray[np.bool_], rows: npt.NDArray[np.intp] | None = None
@@ -260,6 +270,24 @@ class MotorBank:
         table_a, table_v, table_d = self._powers[closed]
         return table_a[:steps], table_v[:steps], table_d[:steps]
 
+    def _block(self, closed: bool, steps: int) -> _Block:
+        """The closed form's coefficients for a block of ``steps``, laid out for :meth:`advance`.
+
+        Cached per (closed, steps): a run takes blocks of a few lengths, and slicing the
+        tables anew each block cost more numpy calls than the arithmetic itself.
+        """
+        block = self._blocks.get((closed, steps))
+        if block is None:
+            powers, sum_v, sum_d = self._closed_form(closed, steps)
+            # The end's as 0-d arrays: numpy converts a scalar on every operation.
+            end = (powers[-1, 0, 0], powers[-1, 0, 1], sum_v[-1, 0], sum_d[-1, 0])
+            block = _Block(
+                (powers[:, 1, 0].copy(), powers[:, 1, 1].copy(), sum_v[:, 1].copy(), sum_d[:, 1].copy()),
+                (np.array(end[0]), np.array(end[1]), np.array(end[2]), np.array(end[3])),
+            )
+            self._blocks[(closed, steps)] = block
+        return block
+
     def advance(
         self, voltage: Array, closed: npt.NDArray[np.bool_], steps: int
     ) -> tuple[Array, npt.NDArray[np.bool_]]:
@@ -271,29 +299,32 @@ class MotorBank:
             them one by one with :meth:`step`).
         """
         speed0, current0 = self.speed, self.current
-        direction = np.where(speed0 != 0.0, np.sign(speed0), np.sign(voltage))
+        direction = np.sign(np.where(speed0 != 0.0, speed0, voltage))
         i0, w0 = current0[..., None], speed0[..., None]
         v, d = voltage[..., None], direction[..., None]
-        kinds = [kind for kind, present in ((True, closed.any()), (False, not closed.all())) if present]
-        trajectories = {}
+        all_closed = bool(closed.all())
+        kinds = (True,) if all_closed else (True, False) if closed.any() else (False,)
+        trajectories = []
         for is_closed in kinds:
-            powers, sum_v, sum_d = self._closed_form(is_closed, steps)
+            (p10, p11, sv1, sd1), (p00, p01, sv0, sd0) = self._block(is_closed, steps)
             # The speed along the way moves the robot; of the current only the end matters.
-            speed = powers[:, 1, 0] * i0 + powers[:, 1, 1] * w0 + v * sum_v[:, 1] + d * sum_d[:, 1]
-            last = powers[-1, 0, 0] * current0 + powers[-1, 0, 1] * speed0 + voltage * sum_v[-1, 0]
-            trajectories[is_closed] = (last + direction * sum_d[-1, 0], speed)
+            speed = p10 * i0 + p11 * w0 + v * sv1 + d * sd1
+            last = p00 * current0 + p01 * speed0 + voltage * sv0
+            trajectories.append((last + direction * sd0, speed))
         if len(trajectories) == 1:
-            current, speed = trajectories[kinds[0]]
+            current, speed = trajectories[0]
         else:
-            current = np.where(closed, trajectories[True][0], trajectories[False][0])
-            speed = np.where(closed[..., None], trajectories[True][1], trajectories[False][1])
+            current = np.where(closed, trajectories[0][0], trajectories[1][0])
+            speed = np.where(closed[..., None], trajectories[0][1], trajectories[1][1])
         # The closed form assumed friction kept one direction; a motor whose speed
-        # changes sign (or one at rest that friction may hold) needs the exact steps.
-        keeps_sign = (np.sign(speed) == direction[..., None]).all(axis=-1)
-        resting = (direction == 0.0) & (np.abs(speed) == 0.0).all(axis=-1)
-        valid = keeps_sign | resting
-        self.current = np.where(valid, current, self.current)
-        self.speed = np.where(valid, speed[..., -1], self.speed)
+        # changes sign needs the exact steps. So does one at rest that friction may hold,
+        # unless it stays at exactly zero all the way (its direction is then 0 too).
+        valid = (np.sign(speed) == d).all(axis=-1)
+        if valid.all():
+            self.current, self.speed = current, speed[..., -1].copy()
+        else:
+            self.current = np.where(valid, current, self.current)
+            self.speed = np.where(valid, speed[..., -1], self.speed)
         return speed, ~valid
 
     def torque(self) -> Array:

@@ -225,21 +225,22 @@ class NativePhysics:
         wheel = speeds / robot.motor.gear_ratio  # (N, 2, steps)
         v, w = body_speeds(robot, wheel)
         turn = w * dt
-        yaw_after = self.yaw[:, None] + np.cumsum(turn, axis=1)
+        yaw_after = self.yaw[:, None] + np.add.accumulate(turn, axis=1)
         heading = yaw_after - turn / 2
         dx, dy = v * np.cos(heading) * dt, v * np.sin(heading) * dt
-        travel = np.hypot(dx, dy).sum(axis=1)
+        travel = np.add.reduce(np.hypot(dx, dy), axis=1)
         one_by_one = exact.any(axis=1) | (travel >= self._clearance)
-        closed_form = ~one_by_one
-        if closed_form.any():
-            rows = np.flatnonzero(closed_form)
-            self.x[rows] += dx[rows].sum(axis=1)
-            self.y[rows] += dy[rows].sum(axis=1)
-            self.yaw[rows] = yaw_after[rows, -1]
-            self.v[rows], self.w[rows] = v[rows, -1], w[rows, -1]
-            self.wheel_angle[rows] += wheel[rows].sum(axis=-1) * dt
-            self._clearance[rows] -= travel[rows]
-        if one_by_one.any():
+        stepped = bool(one_by_one.any())
+        # Usually every robot goes in closed form: a slice then, not fancy indexing
+        # (each such numpy call costs about a microsecond for one robot).
+        rows: IndexArray | slice = np.flatnonzero(~one_by_one) if stepped else slice(None)
+        self.x[rows] += np.add.reduce(dx[rows], axis=1)
+        self.y[rows] += np.add.reduce(dy[rows], axis=1)
+        self.yaw[rows] = yaw_after[rows, -1]
+        self.v[rows], self.w[rows] = v[rows, -1], w[rows, -1]
+        self.wheel_angle[rows] += np.add.reduce(wheel[rows], axis=-1) * dt
+        self._clearance[rows] -= travel[rows]
+        if stepped:
             rows = np.flatnonzero(one_by_one)
             self.motors.current[rows], self.motors.speed[rows] = saved_current[rows], saved_speed[rows]
             for offset in range(steps):

@@ -35,6 +35,12 @@ ADC_MAX = 1023
 ADC_REFERENCE_V = 5.0
 
 
+def _clip(values: Array, low: float, high: float) -> Array:
+    """``np.clip(values, low, high)`` in two ufuncs: np.clip's own checks cost a microsecond a call."""
+    clipped: Array = np.minimum(np.maximum(values, low), high)
+    return clipped
+
+
 def _table(table: dict[str, Any], key: str, device: str) -> Array:
     values = table.get(key)
     if not isinstance(values, list) or len(values) < 2:
@@ -103,7 +109,7 @@ class PhotoresistorModel:
         wrapped = (angle + math.pi) % (2 * math.pi) - math.pi
         gain = np.interp(wrapped, self.angle_rad, self.response, left=0.0, right=0.0)
         raw = 1000.0 * gain * (reference_distance / np.maximum(distance, 1e-3)) ** 2
-        return np.clip(raw, 0.0, ADC_MAX)
+        return _clip(raw, 0.0, ADC_MAX)
 
     def with_error(self, reading: Array, pick: Array, direction: Array, factor: Array) -> Array:
         """Apply the error model: exact when ``pick`` < p(I), else down or up by U[0, bound(I)].
@@ -113,7 +119,7 @@ class PhotoresistorModel:
         exact = pick < np.interp(reading, self.intensity, self.exact_probability)
         size = factor * np.interp(reading, self.intensity, self.error_bound)
         scale = np.where(exact, 1.0, np.where(direction < 0.5, 1.0 - size, 1.0 + size))
-        return np.clip(reading * scale, 0.0, ADC_MAX)
+        return _clip(reading * scale, 0.0, ADC_MAX)
 
 
 @dataclass(frozen=True)
@@ -136,12 +142,12 @@ def cone_directions(spec: RangerSpec) -> Array:
 
 def ultrasonic_cm(nearest_m: Array, noise: Array, *, sigma_cm: float) -> Array:
     """HC-SR04 reading: nearest echo plus Gaussian noise, within 2..200 cm."""
-    return np.clip(nearest_m * 100.0 + sigma_cm * noise, 2.0, ULTRASONIC_MAX_CM)
+    return _clip(nearest_m * 100.0 + sigma_cm * noise, 2.0, ULTRASONIC_MAX_CM)
 
 
 def adc_counts(voltage: Array) -> Array:
     """10-bit ADC counts of a voltage on a 5 V reference, as the MCU reads it."""
-    return np.clip(np.round(voltage / ADC_REFERENCE_V * ADC_MAX), 0, ADC_MAX)
+    return _clip(np.rint(voltage / ADC_REFERENCE_V * ADC_MAX), 0, ADC_MAX)
 
 
 @dataclass(frozen=True)
@@ -153,10 +159,11 @@ class EarthField:
 
     def body(self, yaw: Array, noise: Array, sigma: float) -> Array:
         """Field (N, 3) in the body frame (x forward, y left, z up) with noise per axis."""
-        bx = self.horizontal * np.sin(yaw) + sigma * noise[:, 0]
-        by = self.horizontal * np.cos(yaw) + sigma * noise[:, 1]
-        bz = np.full_like(yaw, -self.vertical) + sigma * noise[:, 2]
-        return np.stack([bx, by, bz], axis=1)
+        field: Array = sigma * noise
+        field[:, 0] += self.horizontal * np.sin(yaw)
+        field[:, 1] += self.horizontal * np.cos(yaw)
+        field[:, 2] -= self.vertical
+        return field
 
 
 def heading_deg(field_body: Array) -> Array:
@@ -188,7 +195,7 @@ def light_readings(
     to_x = light[0] - (x[:, None] + radius * np.cos(facing))
     to_y = light[1] - (y[:, None] + radius * np.sin(facing))
     clean = model.reading(np.hypot(to_x, to_y), np.arctan2(to_y, to_x) - facing, light[2])
-    return np.round(model.with_error(clean, picks[..., 0], picks[..., 1], picks[..., 2]))
+    return np.rint(model.with_error(clean, picks[..., 0], picks[..., 1], picks[..., 2]))
 
 
 def bumper_sectors(

@@ -37,7 +37,7 @@ import contextlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -160,6 +160,18 @@ def rectangle_corners(
     ]
 
 
+class _Solid(NamedTuple):
+    """The segments that are solid now (see :meth:`WorldGeometry._solid_segments`)."""
+
+    start: Array
+    delta: Array
+    length_sq: Array
+    #: Their indices among all segments.
+    which: npt.NDArray[np.intp]
+    #: start x, start y, delta x, delta y as (1, S) rows, for the ray casts.
+    columns: tuple[Array, Array, Array, Array]
+
+
 class WorldGeometry:
     """The world as segments, with a switch per board, for collisions and ray casts."""
 
@@ -189,14 +201,16 @@ class WorldGeometry:
         self.length_sq: Array = np.einsum("ij,ij->i", self.delta, self.delta)
         self.standing = np.ones(len(config.boards), dtype=bool)
         self._solid_key: bytes | None = None
-        self._solid: tuple[Array, Array, Array, npt.NDArray[np.intp]] | None = None
+        self._solid: _Solid | None = None
 
-    def _solid_segments(self) -> tuple[Array, Array, Array, npt.NDArray[np.intp]]:
-        """Start, delta, |delta|^2 and index of the solid segments, cached until a board falls."""
+    def _solid_segments(self) -> _Solid:
+        """The solid segments, cached until a board falls."""
         key = self.standing.tobytes()
         if key != self._solid_key or self._solid is None:
             index = np.flatnonzero(self.active())
-            self._solid = (self.start[index], self.delta[index], self.length_sq[index], index)
+            start, delta = self.start[index], self.delta[index]
+            columns = (start[None, :, 0], start[None, :, 1], delta[None, :, 0], delta[None, :, 1])
+            self._solid = _Solid(start, delta, self.length_sq[index], index, columns)
             self._solid_key = key
         return self._solid
 
@@ -218,7 +232,7 @@ class WorldGeometry:
 
     def closest(self, points: Array) -> tuple[Array, Array, npt.NDArray[np.intp]]:
         """For each point (P, 2): distance to the nearest solid segment, the point on it, its index."""
-        start, delta, length_sq, active = self._solid_segments()
+        start, delta, length_sq, active, _ = self._solid_segments()
         rel = points[:, None, :] - start[None, :, :]
         t = np.clip(np.einsum("psk,sk->ps", rel, delta) / length_sq, 0.0, 1.0)
         nearest = start[None, :, :] + t[..., None] * delta[None, :, :]
@@ -238,19 +252,17 @@ class WorldGeometry:
             dy: Unit directions, y.
             max_range: Longest distance reported.
         """
-        start, delta, _, _ = self._solid_segments()
+        sx, sy, ex, ey = self._solid_segments().columns
         shape = ox.shape
         # Solve origin + t * dir = start + u * delta for every ray/segment pair.
-        ox, oy, dx, dy = (a.reshape(-1, 1) for a in (ox, oy, dx, dy))
-        sx, sy = start[None, :, 0], start[None, :, 1]
-        ex, ey = delta[None, :, 0], delta[None, :, 1]
+        ox, oy, dx, dy = ox.reshape(-1, 1), oy.reshape(-1, 1), dx.reshape(-1, 1), dy.reshape(-1, 1)
         denom = dx * ey - dy * ex
+        rx, ry = sx - ox, sy - oy
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = ((sx - ox) * ey - (sy - oy) * ex) / denom
-            u = ((sx - ox) * dy - (sy - oy) * dx) / denom
+            t = (rx * ey - ry * ex) / denom
+            u = (rx * dy - ry * dx) / denom
         hit = (np.abs(denom) > 1e-12) & (t >= 0.0) & (u >= 0.0) & (u <= 1.0)
-        t = np.where(hit, t, max_range)
-        nearest: Array = np.minimum(t.min(axis=1, initial=max_range), max_range)
+        nearest: Array = np.minimum.reduce(t, axis=1, initial=max_range, where=hit)
         return nearest.reshape(shape)
 
 
