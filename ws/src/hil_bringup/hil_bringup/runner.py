@@ -314,12 +314,10 @@ class GraphRunner:
     def _attach(self, chain: Chain) -> None:
         """A chain's bridge and description exchange with the simulator by call."""
         sim, bridge, robot = self.sim, chain.bridge, chain.robot
-        inputs = bridge.layout.inputs
+        names = [(slot.device, slot.name) for slot in bridge.layout.inputs]
 
         def pins_to_sim(frame: Frame) -> None:
-            sim.set_pins(
-                robot, [(slot.device, slot.name, v) for slot, v in zip(inputs, frame.values, strict=True)]
-            )
+            sim.set_pins(robot, [(d, n, v) for (d, n), v in zip(names, frame.values, strict=True)])
 
         bridge.attach_directly(pins_to_sim)
         sim.attach_directly(bridge.exchange.set_outputs, robot)

@@ -75,6 +75,10 @@ class OwedBytes:
         """Owe only what the peer writes from now on (``have``: bytes read so far)."""
         self._offset = self.written() - have
 
+    def missing(self, have: int) -> int:
+        """Owed bytes not read yet (``have`` read so far); 0 or less when none."""
+        return self.written() - have - self._offset
+
     def wait_ready(self, fd: int, have: int) -> None:
         """Before a read: spin, at most SPIN_S, until the kernel has passed on the owed bytes.
 

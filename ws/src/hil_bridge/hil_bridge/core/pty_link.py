@@ -229,6 +229,8 @@ class PtyPair:
         self.bytes_written = 0
         #: Lockstep: what the user has written and reads are owed (:meth:`owe`).
         self.owed: OwedBytes | None = None
+        # Since pairing, the last read emptied the pty (it returned less than it asked for).
+        self._emptied = False
 
     @property
     def path(self) -> str:
@@ -242,6 +244,10 @@ class PtyPair:
         now that the kernel has not passed on yet (:mod:`~hil_bridge.core.lockstep_io`).
         """
         if self.owed is not None:
+            if self._emptied and self.owed.missing(self.bytes_read) <= 0:
+                # Paired, every byte the user writes is counted: after a read that emptied
+                # the pty, none owed means none there (an MCU's command link, most periods).
+                return b""
             self.owed.wait_ready(self.master_fd, self.bytes_read)
         try:
             data = os.read(self.master_fd, size)
@@ -251,6 +257,7 @@ class PtyPair:
             if exc.errno != errno.EIO:
                 raise
             data = b""
+        self._emptied = len(data) < size
         self.bytes_read += len(data)
         if self.owed is not None:
             rest = self.owed.take_rest(self.master_fd, self.bytes_read)
@@ -261,6 +268,7 @@ class PtyPair:
     def owe(self, written: Callable[[], int]) -> None:
         """Lockstep: reads take all the user writes from now on; ``written`` counts them all."""
         self.owed = OwedBytes(written, self.bytes_read)
+        self._emptied = False  # bytes written before the pairing are not counted: read them
 
     def write(self, data: bytes) -> int:
         """Write to the user without blocking; returns how many bytes the tty took."""

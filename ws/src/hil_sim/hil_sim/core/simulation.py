@@ -179,6 +179,8 @@ class Simulation:
         )
         self._ultrasonic_rays = self.robot.ultrasonic.rays
         self._light_mounts = np.asarray(self.robot.light_mounts)
+        #: Sensor samples taken so far, resets included: :attr:`readings` change only with it.
+        self.samples = 0
         self.reset()
 
     # --- state ----------------------------------------------------------------------
@@ -316,6 +318,7 @@ class Simulation:
         return hits[:, :split].min(axis=1), hits[:, split:].min(axis=1)
 
     def _sample_sensors(self) -> None:
+        self.samples += 1
         robot, readings = self.robot, self.readings
         uniform, normal = self.noise.draw()
         echo_m, ir_m = self._ranger_distances()
