@@ -62,6 +62,20 @@ PARAMETERS = (
     ParamSpec("wheel_radius", 0.033, "Wheel radius, m.", min=0.001, max=2.0),
     ParamSpec("max_wheel_speed", 20.8, "Wheel speed at full command, rad/s.", min=0.01, max=10000.0),
     ParamSpec("max_command", 255, "Largest motor command (DRV range is -max..max).", min=1, max=32767),
+    ParamSpec(
+        "wheel_time_constant",
+        0.1,
+        "Seconds a driven wheel takes to 63 % of a new speed (dead reckoning of the behaviours).",
+        min=0.0,
+        max=10.0,
+    ),
+    ParamSpec(
+        "wheel_coast_decel",
+        0.31,
+        "Deceleration of a wheel whose command is zero and coasts, m/s^2 (dead reckoning).",
+        min=0.0,
+        max=100.0,
+    ),
     ParamSpec("cmd_vel_timeout", 0.5, "Seconds without cmd_vel before the motors stop.", min=0.01, max=60.0),
     ParamSpec("mcu_heartbeat_period", 0.5, "Seconds between HBB sent to the MCU.", min=0.01, max=60.0),
     ParamSpec(
@@ -127,6 +141,8 @@ class ControlLoopNode(Node):
             wheel_radius=params.as_float("wheel_radius"),
             max_wheel_speed=params.as_float("max_wheel_speed"),
             max_command=params.as_int("max_command"),
+            time_constant=params.as_float("wheel_time_constant"),
+            coast_decel=params.as_float("wheel_coast_decel"),
         )
         config = LoopConfig(
             geometry=geometry,
@@ -331,6 +347,8 @@ class ControlLoopNode(Node):
             trips = {name: loop.failsafes.trips(name) for name in ("cmd_vel", "mcu", "station")}
             drops = dict(loop.decoder.stats.dropped)
             errors = sum(loop.mcu_errors.values())
+            odometer = loop.odometer
+            rejected = dict(loop.sensor_filter.rejected)
             mode = loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else "")
         port_detail = self.link.detail if self.link.state is not LinkState.OPEN else ""
         mcu_detail = port_detail or ("ok" if mcu.alive else "heartbeat lost")
@@ -353,6 +371,12 @@ class ControlLoopNode(Node):
             "mcu_rtt_p99_ms": f"{rtt_p99 * 1e3:.3f}",
             "mcu_rtt_samples": len(loop.mcu.recent),
             "mcu_errors": errors,
+            "odometer_m": f"{odometer.distance_m:.3f}",
+            "odometer_turned_deg": f"{odometer.turned_deg:.1f}",
+            "odometer_reports_overriding": odometer.overrides,
+            "odometer_reports_clipped": odometer.clipped,
+            "sensor_readings_rejected": sum(rejected.values()),
+            **{f"rejected_{reason.replace(' ', '_')}": count for reason, count in rejected.items()},
             "lines_dropped": sum(drops.values()),
             **{f"dropped_{reason}": count for reason, count in drops.items()},
             "frames": timing.frames,

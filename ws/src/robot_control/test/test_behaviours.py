@@ -48,11 +48,13 @@ def tl2(values: dict[str, float]) -> Telemetry:
 
 
 def sensors(
+    *,
     ultrasonic_cm: float = 200.0,
     light: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0),
     bumper_left: bool = False,
     bumper_right: bool = False,
     heading_deg: float = 90.0,
+    odometer_m: float = 0.0,
 ) -> Sensors:
     """Sensors as the behaviours get them: through a TL2 line and ``Sensors.from_telemetry``."""
     message = tl2(
@@ -68,7 +70,9 @@ def sensors(
             "heading_deg": heading_deg,
         }
     )
-    return Sensors.from_telemetry(dict(zip(message.names, message.values, strict=True)))
+    return Sensors.from_telemetry(
+        dict(zip(message.names, message.values, strict=True)), odometer_m=odometer_m
+    )
 
 
 def light_readings(bearing: float, distance: float) -> tuple[float, float, float, float]:
@@ -160,6 +164,10 @@ class World:
     cone_deg: float = 15.0
     max_cm: float = 200.0
     touching: Thing | None = None
+    #: Metres driven (forward positive), as the loop's odometer reports them.
+    odometer: float = 0.0
+    #: The odometer counts ``odometer_scale`` of what the wheels drive (a wrong top speed).
+    odometer_scale: float = 1.0
 
     def sensors(self) -> Sensors:
         nearest = self.max_cm
@@ -173,10 +181,16 @@ class World:
             if abs(heading_error(bearing, self.heading)) <= half_width:
                 nearest = min(nearest, 100 * (distance - thing.radius - self.robot_radius))
         bumped = self.touching is not None
-        return sensors(ultrasonic_cm=max(nearest, 2.0), bumper_left=bumped, heading_deg=self.heading)
+        return sensors(
+            ultrasonic_cm=max(nearest, 2.0),
+            bumper_left=bumped,
+            heading_deg=self.heading,
+            odometer_m=self.odometer,
+        )
 
     def move(self, twist: tuple[float, float], dt: float) -> None:
         linear, angular = twist
+        self.odometer += linear * dt * self.odometer_scale
         self.heading = (self.heading - math.degrees(angular * dt)) % 360.0
         self.x += linear * dt * math.sin(math.radians(self.heading))
         self.y += linear * dt * math.cos(math.radians(self.heading))

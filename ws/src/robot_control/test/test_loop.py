@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -253,7 +253,14 @@ def test_telemetry_is_typed_by_the_schema_with_the_raw_line() -> None:
         Telemetry("TL1", ("right", "left"), (1500.0, 1438.0), "TL11500,1438"),
         Telemetry("TL2", TL2_NAMES, (150, 300, 10, 20, 30, 40, 0, 1, 270), "TL2150,300,10,20,30,40,0,1,270"),
     ]
-    assert rig.loop.sensors == Sensors(150.0, 300.0, (10.0, 20.0, 30.0, 40.0), False, True, 270.0)
+    # A bumper counts as closed once two reports say so (sensor_filter).
+    assert rig.loop.sensors == Sensors(150.0, 300.0, (10.0, 20.0, 30.0, 40.0), False, False, 270.0)
+    rig.send_bytes(b"TL2150,300,10,20,30,40,0,1,270\n")
+    rig.step()
+    # (TL1's out-of-range 1500 clipped to full speed has driven the odometer on.)
+    assert replace(rig.loop.sensors, odometer_m=0.0) == Sensors(
+        150.0, 300.0, (10.0, 20.0, 30.0, 40.0), False, True, 270.0
+    )
 
 
 def test_mcu_error_reports_are_reported_and_counted() -> None:
@@ -352,19 +359,26 @@ def test_auto_boards_drives_by_the_behaviour_from_tl2() -> None:
     for values in (tl2_values(ultrasonic_cm=200.0), tl2_values(ultrasonic_cm=90.0)):
         rig.send(Telemetry("TL2", TL2_NAMES, values))
         assert rig.step().result.command == spin
-    # A bumper hit: back off for 2 s (60 frames), with TL2 (no bumper) arriving every 3 frames.
+    # A bumper hit (two reports: the filter's debounce): back off for 2 s (60 frames),
+    # with TL2 (no bumper) arriving every 3 frames.
+    rig.send(Telemetry("TL2", TL2_NAMES, tl2_values(ultrasonic_cm=3.0, bumper=True)))
+    assert rig.step().result.command == spin
     rig.send(Telemetry("TL2", TL2_NAMES, tl2_values(ultrasonic_cm=3.0, bumper=True)))
     hit_frame = rig.step()
     assert hit_frame.result.command == back
     after: list[Frame] = []
-    for k in range(90):
+    for k in range(150):
         if k % 3 == 0:
             rig.send(Telemetry("TL2", TL2_NAMES, tl2_values(ultrasonic_cm=200.0)))
         after.append(rig.step())
     backing = [f.result.command for f in after if f.now < hit_frame.now + 2.0 - 1e-6]
     later = [f.result.command for f in after if f.now > hit_frame.now + 2.0 + 1e-6]
     assert backing == [back] * 59
-    assert set(later) == {spin}
+    # Then forward, straight, to where it was (dead reckoned, no TL1 here: the commands),
+    # and a scan from there.
+    home = later[: later.index(spin)]
+    assert home and all(left == right > 0 for left, right in home)
+    assert set(later[len(home) :]) == {spin}
     # No cmd_vel all along, and the cmd_vel failsafe did not hold the behaviour.
     assert rig.loop.holding_reasons == []
 

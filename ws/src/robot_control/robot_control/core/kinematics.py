@@ -26,12 +26,21 @@ class DriveGeometry:
     wheel_radius: float = 0.033
     max_wheel_speed: float = 20.8
     max_command: int = 255
+    #: Dead reckoning only (:mod:`~robot_control.core.odometry`): seconds a driven wheel
+    #: takes to 63 % of a new speed (the motor's time constant with the robot on it),
+    #: and the deceleration (m/s^2) of a wheel that is not driven and coasts.
+    time_constant: float = 0.1
+    coast_decel: float = 0.31
 
     def __post_init__(self) -> None:
         for name in ("wheel_base", "wheel_radius", "max_wheel_speed"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise RobotControlError(f"drive geometry: {name} = {value!r} must be a positive number")
+        for name in ("time_constant", "coast_decel"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise RobotControlError(f"drive geometry: {name} = {value!r} must be a number >= 0")
         if self.max_command < 1:
             raise RobotControlError(f"drive geometry: max_command = {self.max_command!r} must be at least 1")
 
@@ -59,7 +68,7 @@ def twist_to_commands(linear: float, angular: float, geometry: DriveGeometry) ->
     return round(left), round(right)
 
 
-def commands_to_twist(left: int, right: int, geometry: DriveGeometry) -> tuple[float, float]:
+def commands_to_twist(left: float, right: float, geometry: DriveGeometry) -> tuple[float, float]:
     """The body twist (m/s, rad/s) that a pair of commands asks for (the inverse map)."""
     speed = geometry.max_wheel_speed * geometry.wheel_radius / geometry.max_command
     v_left, v_right = left * speed, right * speed

@@ -6,12 +6,15 @@ publishes what it reports. Per frame:
 
 1. decode everything received (partial lines kept): an ``HBB`` echo gives the MCU
    round trip, timed by the echo's arrival, not by the frame; ``TLn`` becomes
-   telemetry (and TL2 feeds the behaviours); ``ERR`` is reported and counted; any
+   telemetry (TL1, the motor commands the MCU applies, feeds the odometer; TL2,
+   through the sensor filter, the behaviours, with the odometer's reading; see
+   :mod:`odometry` and :mod:`sensor_filter`); ``ERR`` is reported and counted; any
    valid line means the MCU is alive;
 2. failsafes trip or clear by their timeouts (see :mod:`failsafe`);
 3. the wheels' command: zero while STOPped or while a failsafe holds (in AUTO the
-   cmd_vel watchdog does not apply), else the behaviour's twist in AUTO or the latest
-   cmd_vel, through the differential-drive kinematics;
+   cmd_vel watchdog does not apply), else the behaviour's twist in AUTO (given the
+   last sensors with the odometer's reading now) or the latest cmd_vel, through the
+   differential-drive kinematics; the odometer runs on it while TL1 is not fresh;
 4. ``DRV`` goes out when the command changes and at least every ``refresh_frames``;
 5. ``HBB,<t>`` goes out every ``mcu_heartbeat_period`` on its own deadline;
 6. the radio packets a behaviour queued go out as ``RTX`` lines; ``RRX``/``RST`` lines
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hil_bridge.core.line_protocol import (
     Command,
@@ -44,7 +47,9 @@ from robot_control.core.behaviours import Behaviour, Sensors
 from robot_control.core.failsafe import Failsafes
 from robot_control.core.heartbeat import HeartbeatTracker
 from robot_control.core.kinematics import DriveGeometry, twist_to_commands
+from robot_control.core.odometry import Odometer
 from robot_control.core.radio_port import RadioPort
+from robot_control.core.sensor_filter import SensorFilter
 from robot_control.core.station import Kind, StationCommand, parse_station_command
 from robot_control.errors import RobotControlError
 
@@ -125,6 +130,9 @@ class ControlLoop:
         self.mcu_errors: Counter[str] = Counter()
         self.frames = 0
         self.radio = RadioPort()
+        self.odometer = Odometer(geometry=config.geometry)
+        self.sensor_filter = SensorFilter()
+        self._tl1_wheels = {"left", "right"} <= set(config.schema.lists.get("TL1", ()))
         #: Radio lines from the MCU that did not parse.
         self.radio_errors = 0
         for behaviour in behaviours.values():
@@ -211,6 +219,7 @@ class ControlLoop:
             result.events.append(("failsafe: " if change.active else "recovered: ") + change.reason)
         self.mcu.expire(now)
         result.command = self._command(now)
+        self.odometer.command(now, *result.command)
         out = bytearray()
         self._frames_since_drive += 1
         if result.command != self._last_command or self._frames_since_drive >= self.config.refresh_frames:
@@ -237,11 +246,14 @@ class ControlLoop:
         self.mcu.heard(now)
         if isinstance(message, Telemetry):
             result.telemetry.append(message)
-            if message.list_id == "TL2":
+            fields = dict(zip(message.names, message.values, strict=True))
+            if message.list_id == "TL1" and self._tl1_wheels:
+                self.odometer.report(now, fields["left"], fields["right"])
+            elif message.list_id == "TL2":
+                odometer_m = self.odometer.advance(now)
+                fields = self.sensor_filter.filter(fields, turned_deg=self.odometer.turned_deg)
                 try:
-                    self.sensors = Sensors.from_telemetry(
-                        dict(zip(message.names, message.values, strict=True))
-                    )
+                    self.sensors = Sensors.from_telemetry(fields, odometer_m=odometer_m)
                 except RobotControlError as exc:
                     result.events.append(str(exc))
         elif isinstance(message, ErrorReport):
@@ -260,7 +272,11 @@ class ControlLoop:
         if self.holding_reasons:
             return 0, 0
         if self.mode == "auto" and self.behaviour is not None:
-            linear, angular = self.behaviour.update(self.sensors, now)
+            sensors = self.sensors
+            if sensors is not None:
+                # The last report's readings, but where the robot is now: TL2 may be late.
+                sensors = replace(sensors, odometer_m=self.odometer.advance(now))
+            linear, angular = self.behaviour.update(sensors, now)
         else:
             linear, angular = self._twist
         return twist_to_commands(linear, angular, self.config.geometry)

@@ -24,7 +24,10 @@ SENSOR_FIELDS = (
 
 @dataclass(frozen=True)
 class Sensors:
-    """One TL2 report: ranges, four light readings (front, left, back, right), bumpers, heading."""
+    """One TL2 report and the odometer (:mod:`robot_control.core.odometry`).
+
+    Ranges, four light readings (front, left, back, right), bumpers, heading.
+    """
 
     ultrasonic_cm: float
     ir_adc: float
@@ -32,10 +35,12 @@ class Sensors:
     bumper_left: bool
     bumper_right: bool
     heading_deg: float
+    #: Signed metres driven since the loop started (forward positive).
+    odometer_m: float = 0.0
 
     @classmethod
-    def from_telemetry(cls, fields: Mapping[str, float]) -> Sensors:
-        """Build from TL2's named fields.
+    def from_telemetry(cls, fields: Mapping[str, float], *, odometer_m: float = 0.0) -> Sensors:
+        """Build from TL2's named fields and the odometer's reading.
 
         Raises:
             RobotControlError: a field the behaviours need is missing from the list.
@@ -50,6 +55,7 @@ class Sensors:
             bumper_left=fields["bumper_left"] > 0.5,
             bumper_right=fields["bumper_right"] > 0.5,
             heading_deg=fields["heading_deg"],
+            odometer_m=odometer_m,
         )
 
     @property
