@@ -145,10 +145,11 @@ def main() -> int:
             f" 0..{args.seeds - 1}, limit {args.limit:g} s simulated; messages summed over the seeds"
             " (damaged includes lines lost with their predecessor's line feed); replug: cable out"
             " 0.1 s every 0.2 s of running plus the recovery, reconnect backoff on simulated time."
-            " A run that is not done is the boards behaviour's star search thrown off home: it times"
-            " its trips from what it commanded, and lost or damaged lines and the MCU's watchdog"
-            " (3 heartbeats lost) stop or hold the wheels under it; the baseline is the same runs"
-            " without any fault"
+            " The boards behaviour dead reckons home from its odometer (the loop's commands through"
+            " a wheel model, overridden by TL1 reports that disagree) and filters implausible"
+            " sensor readings; a run that is not done is its home thrown off by what no robot-side"
+            " estimate sees (in plain mode, damaged pin frames that still parse drive the simulated"
+            " motors); the baseline is the same runs without any fault"
         ),
         details={"accounting": accounting},
     )
