@@ -142,10 +142,9 @@ class BoardsBehaviour:
         step: Callable[[Sensors, float], tuple[float, float]] = getattr(self, f"_{self.mode}_step")
         return step(sensors, now)
 
-    @property
-    def position(self) -> tuple[float, float]:
-        """Dead-reckoned (m east, m north) of the robot relative to home."""
-        return self._east, self._north
+    def _from_home(self) -> float:
+        """Dead-reckoned distance (m) from home."""
+        return math.hypot(self._east, self._north)
 
     def _track(self, sensors: Sensors) -> None:
         if self._odometer_m is not None:
@@ -188,9 +187,10 @@ class BoardsBehaviour:
 
     def _resume(self, sensors: Sensors, now: float) -> tuple[float, float]:
         """After a trip or a backoff: home first if away from it, then the next echo or a scan."""
-        if math.hypot(self._east, self._north) > self.home_m:
+        distance = self._from_home()
+        if distance > self.home_m:
             self._go("home", now)
-            self._leg(now, math.hypot(self._east, self._north), self.return_speed)
+            self._leg(now, distance, self.return_speed)
             return self._home_step(sensors, now)
         self._bumps_going_home = 0
         if self._queue:
@@ -297,10 +297,11 @@ class BoardsBehaviour:
         return self._resume(sensors, now)
 
     def _home_step(self, sensors: Sensors, now: float) -> tuple[float, float]:
-        distance = math.hypot(self._east, self._north)
         if now >= self._leg_until or self._bumps_going_home >= self.home_bumps:
             self._east = self._north = 0.0  # as near as it will get: this is home now
-        if distance <= self.home_m / 2 or self._east == self._north == 0.0:
+            return self._resume(sensors, now)
+        distance = self._from_home()
+        if distance <= self.home_m / 2:
             return self._resume(sensors, now)
         bearing = math.degrees(math.atan2(-self._east, -self._north)) % 360.0
         angular = self._hold(sensors.heading_deg, bearing)
