@@ -17,7 +17,7 @@ from hil_bridge.core.paths import share_dir
 from hil_sim.core.motor import DriverTable
 from hil_sim.core.sensors import PhotoresistorModel, SharpIrModel
 from hil_sim.core.simulation import Simulation
-from hil_sim.core.world import Pose, WorldConfig, load_world
+from hil_sim.core.world import Pose, WorldConfig, in_arena, load_world
 from hil_sim.errors import HilSimError
 
 
@@ -61,8 +61,7 @@ def build_simulation(
         if name not in library:
             raise HilSimError(f"device library has no {name!r} config (needed by the robot model)")
     starts = grid_starts(world.start, robots, spacing)
-    half_w, half_h = world.width / 2, world.height / 2
-    if any(abs(p.x) >= half_w or abs(p.y) >= half_h for p in starts):
+    if not all(in_arena(world, p.x, p.y) for p in starts):
         raise HilSimError(f"{robots} robots at spacing {spacing:g} m do not fit the {world.width:g} m arena")
     return Simulation(
         world,
