@@ -42,6 +42,7 @@ from hil_sim.core.simavr import (
     FirmwareOptions,
     SimavrProcess,
     build_firmware,
+    check_firmware,
     coupling_text,
     cycles,
     harness,
@@ -112,9 +113,7 @@ class SimavrMcuNode(Node):
         self.executable = harness(progress=log.info)
         firmware = params.as_str("firmware")
         if firmware:
-            self.elf = Path(firmware)
-            if not self.elf.is_file():
-                raise HilSimError(f"firmware {firmware}: no such file")
+            self.elf = check_firmware(firmware)
         else:
             options = FirmwareOptions(
                 board=params.as_str("board"),

@@ -91,6 +91,7 @@ def test_firmware_echoes_a_heartbeat_in_real_time_and_reports_its_speed(tmp_path
         (("-p", "wiring:=/nowhere/wiring.yaml"), "cannot read the robot wiring"),
         (("-p", "firmware_defines:=['NOVALUE']"), "expected NAME=VALUE"),
         (("-p", "firmware:=/nowhere/robot.elf"), "firmware /nowhere/robot.elf: no such file"),
+        (("-p", "firmware:=/bin/sh"), "firmware /bin/sh: an ELF for machine"),  # the host's, not AVR
         (("-p", "signal_port:=CMD"), "command_port and signal_port are the same path"),
     ],
 )

@@ -85,6 +85,43 @@ def firmware_dir() -> Path:
     return folder
 
 
+#: What an AVR program's ELF header holds (e_ident, e_type, e_machine).
+ELF_MAGIC = b"\x7fELF"
+ELFCLASS32, ELFDATA2LSB, ET_EXEC, EM_AVR = 1, 1, 2, 83
+#: Machines a firmware built for the wrong target is likely to be (e_machine: name).
+_MACHINES = {3: "x86", 40: "ARM", 62: "x86-64", 183: "AArch64", 243: "RISC-V", 94: "Xtensa (ESP32)"}
+
+
+def check_firmware(path: str | Path) -> Path:
+    """``path``, once its ELF header says it is an AVR program simavr can load.
+
+    The harness would otherwise fail only at the run's start, in its own words.
+
+    Raises:
+        HilSimError: no such file, unreadable, or not a 32-bit little-endian executable
+            ELF for the AVR (EM_AVR, 83); names the file and what it is instead.
+    """
+    elf = Path(path)
+    if not elf.exists():
+        raise HilSimError(f"firmware {elf}: no such file")
+    try:
+        with elf.open("rb") as file:
+            head = file.read(20)
+    except OSError as exc:
+        raise HilSimError(f"firmware {elf}: cannot read it: {exc.strerror or exc}") from exc
+    if len(head) < 20 or head[:4] != ELF_MAGIC:
+        raise HilSimError(f"firmware {elf}: not an ELF file (it begins {head[:4]!r})")
+    machine = int.from_bytes(head[18:20], "little" if head[5] == ELFDATA2LSB else "big")
+    if machine != EM_AVR:
+        name = _MACHINES.get(machine, "not AVR")
+        raise HilSimError(f"firmware {elf}: an ELF for machine {machine} ({name}), not AVR ({EM_AVR})")
+    if head[4] != ELFCLASS32 or head[5] != ELFDATA2LSB:
+        raise HilSimError(f"firmware {elf}: not a 32-bit little-endian ELF, as avr-gcc makes")
+    if int.from_bytes(head[16:18], "little") != ET_EXEC:
+        raise HilSimError(f"firmware {elf}: an ELF object, not a linked program (link it with avr-gcc)")
+    return elf
+
+
 def _say(progress: Callable[[str], None] | None) -> Callable[[str], None]:
     return progress or (lambda _line: None)
 
