@@ -39,6 +39,7 @@ from hil_bridge.core.leftovers import remove_dead_dds_segments
 from hil_bridge.core.shutdown import ShutdownSignals, ignore_further_stop_signals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.done import GATHER_RADIUS, DonePredicate, DoneWatch, swarm_gathered, task_done
+from hil_bringup.core.goto import wrap_angle
 from hil_bringup.core.graph import BEHAVIOURS, PHYSICS, GraphOptions
 from hil_bringup.errors import HilBringupError
 from hil_sim.errors import HilSimError
@@ -170,7 +171,8 @@ class Status:
             "sim_time": sim.time,
             "wall_time": wall,
             "rtf": sim.time / wall if wall > 0 else 0.0,
-            "pose": (float(sim.x[0]), float(sim.y[0]), float(sim.yaw[0])),
+            # The physics keeps yaw unwound (turns add up); the pose reads in (-pi, pi].
+            "pose": (float(sim.x[0]), float(sim.y[0]), wrap_angle(float(sim.yaw[0]))),
             "boards_down": sim.geometry.boards_down,
             "boards": len(sim.world.boards),
             "mode": loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else ""),

@@ -4,15 +4,24 @@ A scenario file says what to run (world, start pose, MCU kind, firmware, behavio
 checked mode, seed, link faults), what a user does during the run (a timeline of
 ``cmd_vel`` segments, ``robotCommand`` texts, go-to runs and link faults) and what
 must hold (assertions). :func:`load_scenario` reads and checks it; every error names
-the file and the field (``demo.yaml: assertions[2].inside.x: ...``).
+the file and the field (``demo.yaml: assertions[2].inside.x: ...``). It refuses what a
+run would, with the run's own checks: the world file (:func:`hil_sim.core.world.load_world`),
+the start pose in it (:func:`hil_sim.core.world.start_problem`), the firmware's ELF
+header (:func:`hil_sim.core.simavr.check_firmware`), the graph's options
+(:class:`~hil_bringup.core.graph.GraphOptions`); and what would only show as a
+failed or vacuous verdict: telemetry lists and fields the schema
+(:func:`hil_bridge.core.defaults.telemetry_schema`) does not have, more boards down
+than the world has.
 :class:`Timeline` turns the inputs into actions in time order, and
 :meth:`Scenario.checks` makes the assertions' checks (:mod:`hil_bringup.core.checks`),
 which judge the run one observation per lockstep period. Nothing here runs a graph
 (``hil_scenario`` does, :mod:`hil_bringup.scenario_runner`).
 
-A run ends at ``duration`` or as soon as every check with a deadline has its verdict
-and the timeline is through; checks without one (``no_failsafe`` over the whole run,
-``rtt_below``) are then judged on the run so far.
+A run ends at ``duration``, or earlier once every check's verdict is settled, the
+timeline is through and no goto runs. A check over the whole run (``no_failsafe``
+or ``telemetry``/``state`` without ``during``, ``rtt_below``) is about
+``[0, duration]``: it settles early only by failing, so it holds the run to its
+duration. A check the run ended before the end of its window is an error.
 
 The format, with every assertion kind (times in simulated seconds)::
 
@@ -27,7 +36,7 @@ The format, with every assertion kind (times in simulated seconds)::
     checked: false
     seed: 0
     faults: {drop: 0.0, corrupt: 0.0}   # fault proxies on both links from the start
-    duration: 10.0
+    duration: 10.0                  # simulated s, 0.1 .. 86400 (MAX_DURATION)
     timeline:
       - {at: 0.0, cmd_vel: {linear: 0.2, angular: 0.0, for: 3.0}}
       - {at: 3.0, command: STOP}
@@ -53,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from hil_bridge.core.config_file import load_yaml
+from hil_bridge.core.defaults import telemetry_schema
 from hil_bridge.core.paths import share_dir
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.checks import (
@@ -68,8 +78,12 @@ from hil_bringup.core.checks import (
     window_text,
 )
 from hil_bringup.core.goto import GotoGoal
-from hil_bringup.core.graph import PHYSICS
+from hil_bringup.core.graph import PHYSICS, GraphOptions
 from hil_bringup.errors import HilBringupError
+from hil_sim.core.build import default_world_path
+from hil_sim.core.simavr import check_firmware
+from hil_sim.core.world import Pose, WorldConfig, load_world, start_problem
+from hil_sim.errors import HilSimError
 
 MCU_KINDS = ("virtual", "simavr")
 BEHAVIOURS = ("", "boards", "light")
@@ -78,6 +92,10 @@ FAULT_LINKS = ("command", "signal", "both")
 STATE_FIELDS = ("x", "y", "yaw", "v", "w")
 RTT_STATISTICS = ("last", "p50", "p99", "max")
 TASKS = ("boards", "light")
+#: Shortest and longest run (simulated s): a few loop frames; a day (about an hour of
+#: wall time in lockstep).
+MIN_DURATION = 0.1
+MAX_DURATION = 86400.0
 _TOP_KEYS = (
     "name",
     "description",
@@ -124,7 +142,14 @@ class _Fields:
                 f"(known: {', '.join(allowed)})"
             )
 
-    def number(self, key: str, default: float | None = None, *, minimum: float | None = None) -> float:
+    def number(
+        self,
+        key: str,
+        default: float | None = None,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+    ) -> float:
         value = self.data.get(key, default)
         if value is None:
             raise self.fail(key, "missing (a number is needed)")
@@ -132,6 +157,8 @@ class _Fields:
             raise self.fail(key, f"expected a finite number, got {value!r}")
         if minimum is not None and value < minimum:
             raise self.fail(key, f"{value!r} is below {minimum:g}")
+        if maximum is not None and value > maximum:
+            raise self.fail(key, f"{value!r} is above {maximum:g}")
         return float(value)
 
     def optional_number(self, key: str, *, minimum: float | None = None) -> float | None:
@@ -327,6 +354,28 @@ class Scenario:
     def checks(self) -> list[Check]:
         """Fresh checks of the assertions, in file order."""
         return [_CHECKS[kind](_Fields(data, where, str(self.path))) for kind, data, where in self.assertions]
+
+
+def graph_options(scenario: Scenario) -> GraphOptions:
+    """The graph a scenario runs on (lockstep).
+
+    Raises:
+        HilBringupError: options the graph refuses.
+    """
+    drop, corrupt = scenario.faults or (0.0, 0.0)
+    return GraphOptions(
+        rtf=0.0,
+        world=scenario.world,
+        behaviour=scenario.behaviour,
+        checked=scenario.checked,
+        mcu=scenario.mcu,
+        physics=scenario.physics,
+        firmware=scenario.firmware,
+        seed=scenario.seed,
+        faults=scenario.fault_proxies,
+        fault_drop=drop,
+        fault_corrupt=corrupt,
+    )
 
 
 _EVENT_KINDS = ("cmd_vel", "command", "goto", "fault")
@@ -575,8 +624,10 @@ def _events(top: _Fields, duration: float) -> tuple[Event, ...]:
     return tuple(events)
 
 
-def _assertions(top: _Fields, duration: float) -> tuple[tuple[str, Mapping[str, Any], str], ...]:
-    """The assertions as (kind, fields, where), each checked once and within the duration."""
+def _assertions(
+    top: _Fields, duration: float, world: tuple[str, WorldConfig]
+) -> tuple[tuple[str, Mapping[str, Any], str], ...]:
+    """The assertions as (kind, fields, where), each checked once, within the duration and the run."""
     assertions = top.data.get("assertions")
     if not isinstance(assertions, list) or not assertions:
         raise top.fail("assertions", f"expected a non-empty list, got {assertions!r}")
@@ -585,28 +636,81 @@ def _assertions(top: _Fields, duration: float) -> tuple[tuple[str, Mapping[str, 
         entry = _Fields(item, f"assertions[{index}]", top.source)
         kind = _one_kind(entry, tuple(_CHECKS))
         body = entry.sub(kind)
-        _CHECKS[kind](body)  # checked now, made fresh per run
+        check = _CHECKS[kind](body)  # checked now, made fresh per run
         deadline = _deadline(body)
         if deadline is not None and deadline > duration:
             raise HilBringupError(
                 f"{top.source}: assertions[{index}].{kind}: looks at {deadline:g} s, "
                 f"after the duration {duration:g} s"
             )
+        if isinstance(check, Bounded) and check.telemetry is not None:
+            _telemetry_known(body, *check.telemetry)
+        if isinstance(check, BoardsDown):
+            _boards_there(body, check.count, world)
         read.append((kind, body.data, body.where))
     return tuple(read)
 
 
+def _telemetry_known(body: _Fields, name: str, field_name: str) -> None:
+    """The telemetry list and field are in the schema the run's loop decodes with."""
+    try:
+        lists = telemetry_schema().lists
+    except HilBridgeError as exc:
+        raise HilBringupError(f"{body.source}: {body.where}: {exc}") from exc
+    if name not in lists:
+        raise body.fail("list", f"{name!r} is not a telemetry list (known: {', '.join(sorted(lists))})")
+    if field_name not in lists[name]:
+        raise body.fail("field", f"{field_name!r} is not a field of {name} (known: {', '.join(lists[name])})")
+
+
+def _boards_there(body: _Fields, count: int | None, world: tuple[str, WorldConfig]) -> None:
+    """The world has the boards (an MJCF world's are in its MJCF file: not counted here)."""
+    path, config = world
+    if config.mjcf:
+        return
+    boards = len(config.boards)
+    if count is None and boards == 0:
+        raise body.fail(
+            "count", f"missing, and the world {path} has no boards (all of none would pass at once)"
+        )
+    if count is not None and count > boards:
+        raise body.fail("count", f"{count} boards, but the world {path} has {boards}")
+
+
 def _firmware(top: _Fields, mcu: str, base: Path) -> str:
-    """The firmware ELF's path (simavr only), or empty."""
+    """The firmware ELF's path (simavr only, an AVR program), or empty."""
     firmware = top.text("firmware", "")
     if not firmware:
         return ""
     if mcu != "simavr":
         raise top.fail("firmware", "is for mcu: simavr")
     elf = Path(firmware) if Path(firmware).is_absolute() else base / firmware
-    if not elf.is_file():
-        raise top.fail("firmware", f"no file {elf}")
-    return str(elf)
+    try:
+        return str(check_firmware(elf))
+    except HilSimError as exc:
+        raise top.fail("firmware", str(exc)) from None
+
+
+def _world(top: _Fields, base: Path) -> tuple[str, WorldConfig]:
+    """The world file the run loads (the simulator's default if none is named), loaded."""
+    path = resolve_world(top.text("world", ""), base=base, source=top.source)
+    try:
+        return path, load_world(path or default_world_path())
+    except (HilSimError, HilBridgeError) as exc:
+        raise top.fail("world", str(exc)) from None
+
+
+def _start(top: _Fields, world: tuple[str, WorldConfig]) -> tuple[float, float, float] | None:
+    """The start pose, if given, checked in the world as the world's own start is."""
+    if top.data.get("start") is None:
+        return None
+    pose = top.sub("start")
+    pose.only(("x", "y", "yaw"))
+    start = (pose.number("x", 0.0), pose.number("y", 0.0), pose.number("yaw", 0.0))
+    problem = start_problem(world[1], Pose(*start))
+    if problem is not None:
+        raise top.fail("start", f"{problem} in the world {world[0] or default_world_path()}")
+    return start
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -619,27 +723,22 @@ def load_scenario(path: str | Path) -> Scenario:
     source = str(path)
     top = _Fields(load_yaml(path, what="scenario", error=HilBringupError), "", source)
     top.only(_TOP_KEYS)
-    duration = top.number("duration", minimum=0.0)
-    if duration <= 0:
-        raise top.fail("duration", "must be positive (simulated seconds)")
-    start = None
-    if top.data.get("start") is not None:
-        pose = top.sub("start")
-        pose.only(("x", "y", "yaw"))
-        start = (pose.number("x", 0.0), pose.number("y", 0.0), pose.number("yaw", 0.0))
+    duration = top.number("duration", minimum=MIN_DURATION, maximum=MAX_DURATION)
+    world = _world(top, path.parent)
+    start = _start(top, world)
     faults = None
     if top.data.get("faults") is not None:
         spec = top.sub("faults")
         spec.only(("drop", "corrupt"))
         faults = (spec.probability("drop"), spec.probability("corrupt"))
     events = _events(top, duration)
-    assertions = _assertions(top, duration)
+    assertions = _assertions(top, duration, world)
     mcu = top.text("mcu", "virtual", choices=MCU_KINDS)
-    return Scenario(
+    scenario = Scenario(
         name=top.text("name", path.stem),
         path=path,
         description=top.text("description", ""),
-        world=resolve_world(top.text("world", ""), base=path.parent, source=source),
+        world=world[0],
         start=start,
         mcu=mcu,
         physics=top.text("physics", "native", choices=PHYSICS),
@@ -652,6 +751,11 @@ def load_scenario(path: str | Path) -> Scenario:
         events=events,
         assertions=assertions,
     )
+    try:
+        graph_options(scenario)
+    except HilBringupError as exc:
+        raise HilBringupError(f"{source}: {exc}") from None
+    return scenario
 
 
 def goto_label(goal: GotoGoal, at: float) -> str:
