@@ -24,6 +24,7 @@ the rest: an interrupted test run is no pass), 2 if a file is not a valid scenar
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hil_bridge.core.leftovers import remove_dead_dds_segments
+from hil_bridge.core.param_spec import validate_all
 from hil_bridge.core.shutdown import ShutdownSignals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.checks import Check, GotoCheck, Judged, Observation
@@ -65,7 +67,7 @@ SAMPLE_PERIOD = 0.05
 #: Errors of a graph that cannot be built or run (bad world, firmware, port).
 RUN_ERRORS = (HilBringupError, HilSimError, HilBridgeError, RobotControlError)
 LINKS = ("command", "signal")
-__all__ = ["ScenarioRun", "graph_options", "main", "run_files", "run_scenario"]
+__all__ = ["ScenarioRun", "check_graph", "graph_options", "main", "run_files", "run_scenario"]
 
 
 def scenario_files(paths: Sequence[str]) -> list[Path]:
@@ -87,6 +89,27 @@ def scenario_files(paths: Sequence[str]) -> list[Path]:
         else:
             raise HilBringupError(f"{path}: no such scenario file or folder")
     return files
+
+
+def check_graph(scenario: Scenario) -> None:
+    """Refuse what the scenario's nodes would refuse as they start: their parameters.
+
+    Each node of the graph (:func:`hil_bringup.core.graph.describe`) gets its parameters
+    checked against its declared ranges (``PARAMETERS``) with the validation the node
+    runs when it starts (a ``seed`` beyond the simulator's range, say).
+
+    Raises:
+        HilBringupError: naming the scenario file, the node and the parameter.
+    """
+    from hil_bringup.core.graph import describe  # noqa: PLC0415 - the graph's modules load late
+
+    nodes, _ = describe(graph_options(scenario))
+    for spec in nodes:
+        module = importlib.import_module(spec.module.split(":")[0])
+        try:
+            validate_all(getattr(module, "PARAMETERS", ()), spec.parameters, node=spec.key)
+        except HilBridgeError as exc:
+            raise HilBringupError(f"{scenario.path}: {exc}") from None
 
 
 def observe(session: HilSession, *, final: bool = False) -> Observation:
@@ -376,6 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     try:
         scenarios = [load_scenario(path) for path in scenario_files(args.files)]
+        for scenario in scenarios:
+            check_graph(scenario)
         names = [s.name for s in scenarios]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
