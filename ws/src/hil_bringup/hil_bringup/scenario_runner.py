@@ -92,24 +92,32 @@ def scenario_files(paths: Sequence[str]) -> list[Path]:
 
 
 def check_graph(scenario: Scenario) -> None:
-    """Refuse what the scenario's nodes would refuse as they start: their parameters.
+    """Refuse what the scenario's nodes would refuse as they start.
 
     Each node of the graph (:func:`hil_bringup.core.graph.describe`) gets its parameters
     checked against its declared ranges (``PARAMETERS``) with the validation the node
-    runs when it starts (a ``seed`` beyond the simulator's range, say).
+    runs when it starts (a ``seed`` beyond the simulator's range, say), and the
+    simulator's world is built as the ``sim`` node builds it (an MJCF world without
+    physics ``mujoco``, an MJCF file MuJoCo refuses).
 
     Raises:
         HilBringupError: naming the scenario file, the node and the parameter.
     """
     from hil_bringup.core.graph import describe  # noqa: PLC0415 - the graph's modules load late
+    from hil_sim.sim_node import simulation  # noqa: PLC0415
 
     nodes, _ = describe(graph_options(scenario))
     for spec in nodes:
         module = importlib.import_module(spec.module.split(":")[0])
         try:
-            validate_all(getattr(module, "PARAMETERS", ()), spec.parameters, node=spec.key)
-        except HilBridgeError as exc:
+            values = validate_all(getattr(module, "PARAMETERS", ()), spec.parameters, node=spec.key)
+        except HilBridgeError as exc:  # names the node
             raise HilBringupError(f"{scenario.path}: {exc}") from None
+        if spec.name == "sim":
+            try:
+                simulation(values)
+            except (HilBridgeError, HilSimError) as exc:
+                raise HilBringupError(f"{scenario.path}: {spec.key}: {exc}") from None
 
 
 def observe(session: HilSession, *, final: bool = False) -> Observation:

@@ -215,6 +215,10 @@ GOOD = "duration: 5\nassertions: [{no_failsafe: {}}]\n"
 ONE = "duration: 5\nassertions: "  # and the one assertion
 BAD_WORLD = {"w.yaml": "arena: {width: 1e300}\n"}
 NOT_AN_ELF = {"fw.elf": "#!/bin/sh\n"}
+MJCF = {
+    "w.yaml": "mjcf: a.xml\n",
+    "a.xml": "<mujoco><worldbody><geom type='plane' size='5 5 .1'/></worldbody></mujoco>",
+}
 
 # fmt: off
 #: (s.yaml, other files, exit status of `hil_scenario check s.yaml`, words in its output; {dir}: the folder)
@@ -229,6 +233,7 @@ CHECKED = [
     (ONE + "[{telemetry: {list: TL9, field: x, min: 0}}]\n", {}, 2, "s.yaml: assertions[0].telemetry.list:"),
     ("world: empty\n" + ONE + "[{boards_down: {count: 9, by: 5}}]\n", {}, 2, "boards_down.count: 9 boards"),
     ("seed: 3000000000\n" + GOOD, {}, 2, "s.yaml: sim: parameter 'seed': 3000000000 is above the maximum"),
+    ("world: w.yaml\n" + GOOD, MJCF, 2, "s.yaml: sim: MJCF world {dir}/a.xml: only physics 'mujoco' reads"),
 ]
 # fmt: on
 
