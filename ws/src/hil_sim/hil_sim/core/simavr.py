@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from hil_bridge.core.avr_build import BOARDS, build_sketch
+from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import Direction, Handler, PinMode, SignalType
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
@@ -423,6 +424,8 @@ class SimavrProcess:
                 bufsize=1,
                 pass_fds=(command_fd, signal_fd, *([radio_fd] if radio_fd is not None else [])),
                 start_new_session=True,  # a Ctrl-C reaches the node, which stops the harness
+                # and a killed node's harness stops too (it holds no more ptys anyone reads)
+                preexec_fn=die_with_parent(),  # noqa: PLW1509 - the child runs only prctl and getppid
             )
         except OSError as exc:
             self._cleanup()
