@@ -196,7 +196,7 @@ class SimavrMcuNode(Node):
             if stats is None:
                 if self._stop.is_set():
                     return
-                raise HilSimError(f"the firmware harness stopped: {process.failure()}")
+                raise HilSimError(f"the firmware harness hil_simavr stopped: {process.failure()}")
             self.stats = stats
             self.publish_diagnostics()
 

@@ -30,6 +30,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -474,7 +475,11 @@ class SimavrProcess:
         """Real time: the next stats line (blocks up to a stats period); None at exit."""
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
-        return self._parse_stats(line) if line else None
+        if not line:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=STOP_TIMEOUT_S)  # its output closed: it is on its way out
+            return None
+        return self._parse_stats(line)
 
     @staticmethod
     def _parse_stats(line: str) -> dict[str, Any]:
@@ -498,7 +503,11 @@ class SimavrProcess:
 
         if status is None:
             return "still running" + (f": {tail}" if tail else "")
-        return f"exit status {status}" + (f": {tail}" if tail else "")
+        how = f"exit status {status}"
+        if status < 0:
+            with contextlib.suppress(ValueError):
+                how = f"killed by {signal.Signals(-status).name}"
+        return how + (f": {tail}" if tail else "")
 
     @property
     def running(self) -> bool:
