@@ -485,6 +485,8 @@ class GraphRunner:
         """
         node._time_source.detach_node()  # rclpy has no public switch for this
         self._follow_by_call.append(node.get_clock())
+        if getattr(node, "sim_clock", None) is not None:
+            node.sim_clock = None  # type: ignore[attr-defined]  # a clock set by call cannot stall
         node.get_clock().set_ros_time_override(self._ros_time())
 
     def _ros_time(self) -> Time:

@@ -126,3 +126,96 @@ def test_a_process_configuration_error_ends_the_side_with_status_2_and_the_messa
     for word in words:
         assert word in result.stderr
     assert "Traceback" not in result.stderr
+
+
+class Probe:
+    """The robot side's diagnostics and motor telemetry, as anyone on the network sees them."""
+
+    def __init__(self) -> None:
+        import rclpy  # noqa: PLC0415 - only the ROS tests need it
+        from diagnostic_msgs.msg import DiagnosticArray  # noqa: PLC0415
+
+        from hil_msgs.msg import Telemetry  # noqa: PLC0415
+
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("side_probe", context=self.context)
+        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        #: The latest (level, message, values) of each status, by name.
+        self.status: dict[str, tuple[int, str, dict[str, str]]] = {}
+        #: The latest TL1 (left, right), and how many came.
+        self.motors: tuple[float, float] | None = None
+        self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 50)
+        self.node.create_subscription(Telemetry, "telemetry", self._on_telemetry, 50)
+
+    def _on_diagnostics(self, message: object) -> None:
+        for status in message.status:  # type: ignore[attr-defined]
+            values = {kv.key: kv.value for kv in status.values}
+            self.status[status.name] = (ord(status.level), status.message, values)
+
+    def _on_telemetry(self, message: object) -> None:
+        if message.list_id == "TL1":  # type: ignore[attr-defined]
+            fields = dict(zip(message.field_names, message.values, strict=True))  # type: ignore[attr-defined]
+            self.motors = (fields["left"], fields["right"])
+
+    def level(self, name: str) -> int | None:
+        return self.status[name][0] if name in self.status else None
+
+    def wait_for(self, condition: Callable[[], object], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not within {timeout:g} s: {what}; diagnostics: {self.status}")
+            self.executor.spin_once(timeout_sec=0.1)
+
+    def close(self) -> None:
+        import rclpy  # noqa: PLC0415
+
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+#: The robot side's statuses that watch the simulated clock.
+CLOCK_WATCHERS = ("control_loop: loop", "signal_bridge: signal link", "virtual_mcu: virtual MCU")
+ERROR = 2
+
+
+@pytest.mark.ros
+def test_a_robot_side_stops_its_motors_and_reports_an_error_while_the_world_is_gone(
+    spawn: Spawn, tmp_path: Path
+) -> None:
+    probe = Probe()
+    try:
+        world = spawn(side_command("world"), name="world")
+        spawn(side_command("robot", "--link-dir", str(tmp_path / "links")), name="robot")
+
+        def driving() -> bool:
+            return probe.motors is not None and probe.motors != (0.0, 0.0)
+
+        def clock_fine() -> bool:
+            return all(probe.level(name) not in (None, ERROR) for name in CLOCK_WATCHERS)
+
+        probe.wait_for(lambda: driving() and clock_fine(), 90, "the robot drives in the world")
+        (sim,) = [pid for pid, name in children_of(world.pid).items() if name == "sim"]
+        os.kill(sim, signal.SIGKILL)  # the world is gone
+
+        def clock_error() -> bool:
+            return all(
+                probe.level(name) == ERROR and "simulated clock" in probe.status[name][1]
+                for name in CLOCK_WATCHERS
+            )
+
+        probe.wait_for(clock_error, 30, "every clock watcher reports the stopped clock")
+        assert "clock" in probe.status["control_loop: loop"][2]["motors_held_by"]
+        probe.motors = None
+        probe.wait_for(lambda: probe.motors is not None, 10, "motor telemetry")
+        assert probe.motors == (0.0, 0.0)  # the MCU applies the loop's DRV0,0
+        assert world.wait(timeout=30) == 1  # the world side ends with its simulator
+
+        spawn(side_command("world"), name="world_again")  # the world comes back
+        probe.wait_for(lambda: clock_fine() and driving(), 90, "the robot drives again")
+        assert "clock" not in probe.status["control_loop: loop"][2]["failsafes_active"]
+    finally:
+        probe.close()
