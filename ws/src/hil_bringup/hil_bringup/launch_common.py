@@ -2,7 +2,10 @@
 
 Both launch files declare their arguments and hand the evaluated values to
 :func:`graph_actions`, which builds the nodes from :mod:`hil_bringup.core.graph`
-exactly as the one-process runner does.
+exactly as the one-process runner does. It also leaves SIGINT in the launch process
+to launch alone (:func:`hil_bridge.core.shutdown.leave_to_wakeup_fd`): a
+KeyboardInterrupt raised inside one of launch's tasks (the SIGTERM escalation timer
+of a process) left launch waiting forever after Ctrl-C, every process stopped.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import ExecutableInPackage
 
 from hil_bridge.core.paths import share_dir
+from hil_bridge.core.shutdown import leave_to_wakeup_fd
 from hil_bringup.core.graph import MCU_NODES, PHYSICS, GraphOptions, describe, run_link_dir
 from hil_bringup.errors import HilBringupError
 
@@ -141,6 +145,9 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
     ``graph(options, value)`` (OpaqueFunction ``kwargs``) replaces :func:`describe`, with
     ``value(name)`` the evaluated launch argument: gazebo.launch.py's Gazebo graph.
     """
+    # launch's main thread runs this: from now on SIGINT only reaches launch's own
+    # handling (its wakeup fd), never a task of its as a KeyboardInterrupt.
+    leave_to_wakeup_fd()
 
     def value(name: str) -> str:
         return LaunchConfiguration(name).perform(context)

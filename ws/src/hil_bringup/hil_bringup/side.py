@@ -8,7 +8,9 @@ What ``world.launch.py`` and ``robot.launch.py`` start (the same
 with a parameter file written from the graph, in its namespace. The robot side follows
 the world's ``/clock`` (``use_sim_time``). SIGINT/SIGTERM stop every process (SIGINT,
 then SIGKILL after 5 s); a process that exits on its own ends the side with status 1,
-naming it. Exit 2 on bad options.
+naming it (status 2 if it exited 2: a configuration error it names). The processes die
+with the side however it dies (a SIGKILL too: :mod:`hil_bridge.core.children`), so
+nothing of a killed side drives on or holds its links. Exit 2 on bad options.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from hil_bridge.core.arg_types import finite, integer
+from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.paths import share_dir
 from hil_bridge.core.shutdown import ignore_further_stop_signals, shutdown_signals
 from hil_bringup.core.graph import BEHAVIOURS, MCU_KINDS, SIDES, GraphOptions, describe_side, params_file
@@ -32,6 +35,8 @@ from hil_bringup.errors import HilBringupError
 
 #: Seconds a process has to stop on SIGINT before it is killed.
 STOP_GRACE_S = 5.0
+#: Exit status of a process (and of the side) on a configuration error.
+CONFIG_ERROR_STATUS = 2
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -104,7 +109,12 @@ def run(args: argparse.Namespace) -> int:
         status = 0
         try:
             for name, command in commands(args, Path(folder)):
-                started.append((name, subprocess.Popen(command, start_new_session=True)))
+                process = subprocess.Popen(
+                    command,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent(),  # noqa: PLW1509 - the child runs only prctl and getppid
+                )
+                started.append((name, process))
             print(
                 f"hil_side: {args.side} side, {len(started)} process(es): {', '.join(n for n, _ in started)}"
             )
@@ -115,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                         f"hil_side: {', '.join(f'{n} exited {c}' for n, c in ended)}; stopping",
                         file=sys.stderr,
                     )
-                    status = 1
+                    # A configuration error (exit 2, its message printed) is the side's too.
+                    status = CONFIG_ERROR_STATUS if CONFIG_ERROR_STATUS in (c for _, c in ended) else 1
                     break
         finally:
             stop(started)
@@ -137,7 +148,7 @@ def stop(started: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one side; exit 2 on bad options."""
+    """Run one side; exit 2 on bad options or a process's configuration error."""
     shutdown_signals()
     try:
         return run(parse(argv))

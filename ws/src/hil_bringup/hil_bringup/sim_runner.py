@@ -18,9 +18,15 @@ are removed by the next run.
 
 With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
 robot 0 within the light's reference distance) has been done for a settle second;
-``metrics.json`` records ``done`` and ``done_at_s``. Exit status: 0, or with
-``--until-done`` 1 if ``--duration`` ran out before the task was done; 2 on a bad
-configuration.
+``metrics.json`` records ``done`` and ``done_at_s``.
+
+A part of the run that dies (a node's thread, the firmware harness of ``--mcu
+simavr``) ends the run at once, in real time and in lockstep: the message names it,
+the report is written as after any run (``metrics.json`` has it as ``failure``), and
+the exit status is 1.
+
+Exit status: 0, or with ``--until-done`` 1 if ``--duration`` ran out before the task
+was done; 1 if a part of the run died; 2 on a bad configuration.
 """
 
 from __future__ import annotations
@@ -52,7 +58,9 @@ if TYPE_CHECKING:
 #: Simulated seconds between trajectory samples of the report.
 SAMPLE_PERIOD = 0.05
 #: Why a run ended.
-Ending = Literal["done", "duration", "boards", "stopped"]
+Ending = Literal["done", "duration", "boards", "stopped", "failed"]
+#: Wall seconds between looks at whether a part of the run has died.
+FAILURE_CHECK_PERIOD_S = 0.1
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -302,7 +310,15 @@ def run(
         link_faults = link_fault_report(runner)
         if link_faults is not None:
             log.metrics["link_faults"] = link_faults
+        failure = runner.failure()
+        log.metrics["failure"] = failure
         runner.stop()
+    if failure is not None:
+        print(
+            f"hil_sim_runner: {failure}; the run stopped at {snapshot['sim_time']:.1f} s simulated",
+            file=sys.stderr,
+            flush=True,
+        )
     metrics_path, picture_path = write_report(log, folder)
     print(
         f"hil_sim_runner: {snapshot['boards_down']} of {snapshot['boards']} boards down "
@@ -318,6 +334,8 @@ def run(
         print(f"hil_sim_runner: link faults: {fault_summary(link_faults)}")
     print(f"metrics: {metrics_path}")
     print(f"picture: {picture_path}", flush=True)
+    if failure is not None:
+        return 1
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
 
 
@@ -341,12 +359,13 @@ def _drive(
         live = Live(render(status.snapshot()), refresh_per_second=4)
         live.start()
     ending: Ending | None = None
+    next_check = time.monotonic()
     try:
         while ending is None and not signals.requested:
-            if runner.lockstep:
-                runner.step()
-            else:
-                signals.wait(0.02)
+            check = time.monotonic() >= next_check
+            next_check = time.monotonic() + FAILURE_CHECK_PERIOD_S if check else next_check
+            if not _advance(runner, signals, check_failure=check):
+                return "failed"  # a part of the run died; run() reports it
             with sim_node.lock:
                 t = sim.time
                 if t >= next_sample:
@@ -386,6 +405,20 @@ def _drive(
         if live is not None:
             live.stop()
     return ending or "stopped"
+
+
+def _advance(runner: GraphRunner, signals: ShutdownSignals, *, check_failure: bool) -> bool:
+    """One lockstep period, or a short wait in real time; False once a part of the run has died."""
+    if runner.lockstep:
+        try:
+            runner.step()
+        except HilBringupError:
+            if runner.failure() is None:
+                raise
+            return False
+    else:
+        signals.wait(0.02)
+    return not check_failure or runner.failure() is None
 
 
 def _ending(args: argparse.Namespace, t: float, down: int, *, settled: bool) -> Ending | None:

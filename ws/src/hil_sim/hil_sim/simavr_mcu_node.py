@@ -14,7 +14,9 @@ harness (libsimavr, ATmega328P at 16 MHz) and hands it the masters of two ptys:
 Time: started normally (``start``), the harness paces the AVR to the wall clock by
 itself; in a lockstep run (``use_clock``) :meth:`tick` advances the AVR by the cycles
 of each simulated period. The harness's counters (simulated MHz per wall second,
-UART and frame counts, time given up when it fell behind) go to ``diagnostics``.
+UART and frame counts, time given up when it fell behind) go to ``diagnostics``; on
+``use_sim_time`` a simulated clock that has not moved for ``clock_timeout`` (the
+world is gone) is an ERROR there.
 A bad configuration or a failed build exits with status 2 and the message; a
 harness that dies (a crashed firmware) stops the node with status 1.
 """
@@ -36,7 +38,7 @@ from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.pty_link import PtyPair, check_distinct, pty_pairs
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
+from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_bridge.parameters import declare_parameters
 from hil_sim.core.simavr import (
     FirmwareOptions,
@@ -91,6 +93,7 @@ PARAMETERS = (
         "stats_period", 1.0, "Wall seconds between the harness's reports (real time).", min=0.05, max=60.0
     ),
     ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/robot_mcu/build/simavr."),
+    CLOCK_TIMEOUT,
 )
 
 
@@ -125,6 +128,8 @@ class SimavrMcuNode(Node):
                 options, build_root=Path(build_dir) if build_dir else None, progress=log.info
             )
         self.stats_period = params.as_float("stats_period")
+        #: The simulated clock, read at each report (None off use_sim_time and in lockstep).
+        self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
         #: The harness's last counters (see hil_simavr.c's stats line).
         self.stats: dict[str, Any] = {}
         self.process: SimavrProcess | None = None
@@ -169,6 +174,7 @@ class SimavrMcuNode(Node):
     def use_clock(self, clock: Callable[[], float]) -> None:
         """Lockstep: power the AVR on now; :meth:`tick` advances it to the clock's time."""
         self.clock = clock
+        self.sim_clock = None  # the clock moves as the AVR is stepped: nothing to watch
         self._start_time = clock()
         self._next_report = self._start_time
         if self.process is not None:
@@ -195,7 +201,7 @@ class SimavrMcuNode(Node):
             if stats is None:
                 if self._stop.is_set():
                     return
-                raise HilSimError(f"the firmware harness stopped: {process.failure()}")
+                raise HilSimError(f"the firmware harness hil_simavr stopped: {process.failure()}")
             self.stats = stats
             self.publish_diagnostics()
 
@@ -222,7 +228,10 @@ class SimavrMcuNode(Node):
         previous, self._previous = self._previous, (wall, avr, dropped)
         ratio = (avr - previous[1]) / (wall - previous[0]) if previous and wall > previous[0] else 0.0
         lagging = previous is not None and dropped > previous[2]
-        if self.process is not None and self.process.lockstep:
+        stopped = self.sim_clock.stopped() if self.sim_clock is not None else None
+        if stopped is not None:
+            level, text = DiagnosticStatus.ERROR, stopped
+        elif self.process is not None and self.process.lockstep:
             level, text = DiagnosticStatus.OK, "lockstep"
         elif lagging:
             level, text = DiagnosticStatus.WARN, f"slower than real time ({ratio:.2f}x), time given up"

@@ -30,6 +30,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from hil_bridge.core.avr_build import BOARDS, build_sketch
+from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import Direction, Handler, PinMode, SignalType
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
@@ -460,6 +462,8 @@ class SimavrProcess:
                 bufsize=1,
                 pass_fds=(command_fd, signal_fd, *([radio_fd] if radio_fd is not None else [])),
                 start_new_session=True,  # a Ctrl-C reaches the node, which stops the harness
+                # and a killed node's harness stops too (it holds no more ptys anyone reads)
+                preexec_fn=die_with_parent(),  # noqa: PLW1509 - the child runs only prctl and getppid
             )
         except OSError as exc:
             self._cleanup()
@@ -508,7 +512,11 @@ class SimavrProcess:
         """Real time: the next stats line (blocks up to a stats period); None at exit."""
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
-        return self._parse_stats(line) if line else None
+        if not line:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=STOP_TIMEOUT_S)  # its output closed: it is on its way out
+            return None
+        return self._parse_stats(line)
 
     @staticmethod
     def _parse_stats(line: str) -> dict[str, Any]:
@@ -532,7 +540,11 @@ class SimavrProcess:
 
         if status is None:
             return "still running" + (f": {tail}" if tail else "")
-        return f"exit status {status}" + (f": {tail}" if tail else "")
+        how = f"exit status {status}"
+        if status < 0:
+            with contextlib.suppress(ValueError):
+                how = f"killed by {signal.Signals(-status).name}"
+        return how + (f": {tail}" if tail else "")
 
     @property
     def running(self) -> bool:
