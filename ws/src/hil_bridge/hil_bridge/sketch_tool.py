@@ -21,7 +21,8 @@ import json
 import sys
 from pathlib import Path
 
-from hil_bridge.core.avr_build import BOARDS, build_sketch
+from hil_bridge.core.avr_build import build_sketch
+from hil_bridge.core.boards import BOARDS
 from hil_bridge.core.devices import DeviceInstance, load_device_library, load_device_set
 from hil_bridge.core.paths import share_dir
 from hil_bridge.core.sketch_gen import (
@@ -33,6 +34,7 @@ from hil_bridge.core.sketch_gen import (
     write_sketch,
 )
 from hil_bridge.core.thesis_import import load_thesis_device, native_device
+from hil_bridge.core.wiring import BOARDS as BRIDGE_BOARDS
 from hil_bridge.core.wiring import autowire, check_wiring, describe, load_wiring
 from hil_bridge.errors import HilBridgeError
 
@@ -53,14 +55,16 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--handlers", type=Path, action="append", default=[], help="more handler templates"
         )
-        command.add_argument("--board", choices=sorted(BOARDS), default="nano", help="the bridge board")
+        command.add_argument(
+            "--board", choices=sorted(BRIDGE_BOARDS), default="nano", help="the bridge board (an ATmega328P)"
+        )
         command.add_argument(
             "-o", "--output", type=Path, help="wiring file (autowire) or sketch folder (generate)"
         )
     generate = sub.choices["generate"]
     generate.add_argument("--checked", action="store_true", help="checked frames (sequence + CRC)")
     generate.add_argument("--baud", type=int, default=115200, help="serial speed (the signal bridge's baud)")
-    build = sub.add_parser("build", help="compile a sketch for the ATmega328P with avr-gcc")
+    build = sub.add_parser("build", help="compile a sketch for an Arduino board with avr-gcc")
     build.add_argument("sketch", type=Path, help="sketch folder")
     build.add_argument(
         "--libraries",

@@ -28,6 +28,15 @@ def test_a_minimal_sketch_links_and_reports_its_size(tmp_path: Path) -> None:
     assert "flash" in str(result.size) and "RAM" in str(result.size)
 
 
+def test_a_sketch_builds_for_the_mega2560_against_its_memory(tmp_path: Path) -> None:
+    code = "void setup() { pinMode(46, OUTPUT); analogWrite(46, 10); }\nvoid loop() {}\n"
+    result = build_sketch(sketch(tmp_path, code), tmp_path / "out", board="mega2560")
+    assert (result.size.flash_max, result.size.ram_max) == (256 * 1024 - 8 * 1024, 8192)
+    header = result.elf.read_bytes()
+    assert header[18] == 83  # e_machine EM_AVR
+    assert int.from_bytes(header[36:40], "little") & 0x7F == 6  # e_flags: avr6, the ATmega2560's family
+
+
 def test_warnings_in_our_code_are_errors_naming_the_file(tmp_path: Path) -> None:
     code = "void setup() { int unused = 1; }\nvoid loop() {}\n"
     with pytest.raises(HilBridgeError, match=r"blink\.ino.*unused"):

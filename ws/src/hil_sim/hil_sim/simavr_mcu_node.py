@@ -2,7 +2,8 @@
 
 The MCU under test is literally the program that is flashed to the robot: the node
 builds ``firmware/robot_mcu`` with avr-gcc (cached), starts the ``hil_simavr``
-harness (libsimavr, ATmega328P at 16 MHz) and hands it the masters of two ptys:
+harness (libsimavr; ``board`` nano or uno: ATmega328P, mega2560: ATmega2560; 16 MHz)
+and hands it the masters of two ptys:
 
 * ``command_port``: the firmware's UART, opened by the control loop like a real port;
 * ``signal_port``: the firmware's pins in the signal protocol, opened by the signal
@@ -14,9 +15,10 @@ harness (libsimavr, ATmega328P at 16 MHz) and hands it the masters of two ptys:
 Time: started normally (``start``), the harness paces the AVR to the wall clock by
 itself; in a lockstep run (``use_clock``) :meth:`tick` advances the AVR by the cycles
 of each simulated period. The harness's counters (simulated MHz per wall second,
-UART and frame counts, time given up when it fell behind) go to ``diagnostics``; on
-``use_sim_time`` a simulated clock that has not moved for ``clock_timeout`` (the
-world is gone) is an ERROR there.
+UART and frame counts, time given up when it fell behind, PWM pins never driven) go
+to ``diagnostics``, with the count of simavr's own warnings and the last one; each
+distinct warning is logged once. On ``use_sim_time`` a simulated clock that has not
+moved for ``clock_timeout`` (the world is gone) is an ERROR there.
 A bad configuration or a failed build exits with status 2 and the message; a
 harness that dies (a crashed firmware) stops the node with status 1.
 """
@@ -44,6 +46,7 @@ from hil_sim.core.simavr import (
     FirmwareOptions,
     SimavrProcess,
     build_firmware,
+    check_board,
     check_firmware,
     coupling_text,
     cycles,
@@ -74,7 +77,12 @@ PARAMETERS = (
         [],
         "Extra build options of robot_mcu as NAME=VALUE (e.g. MCU_WATCHDOG_MS=0, the fault build).",
     ),
-    ParamSpec("board", "nano", "Board the firmware is built for: nano or uno (both ATmega328P, 16 MHz)."),
+    ParamSpec(
+        "board",
+        "nano",
+        "Board the firmware is built for and runs on: nano or uno (ATmega328P), mega2560 (ATmega2560);"
+        " its MCU must be the wiring's.",
+    ),
     ParamSpec(
         "wiring", "", "Robot wiring YAML (device signal -> MCU pin); empty: firmware/robot_mcu/wiring.yaml."
     ),
@@ -112,6 +120,8 @@ class SimavrMcuNode(Node):
         check_distinct(*ports.values(), names=tuple(ports))  # now, not after a firmware build
         layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
         wiring = load_robot_wiring(params.as_str("wiring"))
+        self.board = params.as_str("board")
+        check_board(wiring, self.board)
         self.coupling = coupling_text(layout, wiring, period=params.as_float("signal_period"))
         self.executable = harness(progress=log.info)
         firmware = params.as_str("firmware")
@@ -119,7 +129,7 @@ class SimavrMcuNode(Node):
             self.elf = check_firmware(firmware)
         else:
             options = FirmwareOptions(
-                board=params.as_str("board"),
+                board=self.board,
                 checked=self.checked,
                 defines=parse_defines(params.as_strings("firmware_defines")),
             )
@@ -130,7 +140,7 @@ class SimavrMcuNode(Node):
         self.stats_period = params.as_float("stats_period")
         #: The simulated clock, read at each report (None off use_sim_time and in lockstep).
         self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
-        #: The harness's last counters (see hil_simavr.c's stats line).
+        #: The harness's last counters (see firmware/simavr/harness.c's stats line).
         self.stats: dict[str, Any] = {}
         self.process: SimavrProcess | None = None
         self.clock: Callable[[], float] = time.monotonic
@@ -164,6 +174,8 @@ class SimavrMcuNode(Node):
             lockstep=lockstep,
             stats_period=self.stats_period,
             executable=self.executable,
+            board=self.board,
+            on_warning=lambda text: self.get_logger().warning(f"simavr: {text}"),
         )
 
     def start(self) -> None:

@@ -90,7 +90,19 @@ def test_robot_wiring_matches_the_pins_of_the_firmware() -> None:
     [
         ({"motor_left.enable": "4"}, "nano", r"pins.motor_left.enable: pin 4 has no PWM"),
         ({"ir.voltage": "7"}, "nano", r"pins.ir.voltage: '7' is not an analog input"),
-        ({"light_3.reading": "A6"}, "uno", r"pins.light_3.reading: A6 exists on the Nano, not the uno"),
+        (
+            {"light_3.reading": "A6"},
+            "uno",
+            r"pins.light_3.reading: 'A6' is not an analog input of the uno.*Nano",
+        ),
+        (
+            {"motor_left.enable": "14"},
+            "mega2560",
+            r"pins.motor_left.enable: pin 14 has no PWM on the mega2560",
+        ),
+        ({"ir.voltage": "A16"}, "mega2560", r"pins.ir.voltage: 'A16' is not an analog input of the mega2560"),
+        ({"led.active": "70"}, "mega2560", r"pins.led.active: '70' is not a pin of the mega2560"),
+        ({"compass.sda": "A4"}, "mega2560", r"pins.compass.sda must be 20 \(TWI\)"),
         ({"ultrasonic.echo": None}, "nano", r"no pin for ultrasonic.echo"),
         ({"compass.sda": "A3"}, "nano", r"pins.compass.sda must be A4 \(TWI\)"),
         ({"led.active": "1"}, "nano", r"pins.led.active: pin '1' is the serial link"),

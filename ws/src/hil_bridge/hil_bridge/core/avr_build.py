@@ -1,4 +1,4 @@
-"""Build Arduino sketches for the ATmega328P (UNO / Nano) with avr-gcc, as the Arduino IDE does.
+"""Build Arduino sketches for the UNO, Nano (ATmega328P) and Mega 2560 with avr-gcc, as the IDE does.
 
 The Arduino AVR core comes from Debian's ``arduino-core-avr`` (or ``HIL_ARDUINO_AVR``,
 the folder holding ``cores/``, ``variants/`` and ``libraries/``). A build:
@@ -14,6 +14,8 @@ the folder holding ``cores/``, ``variants/`` and ``libraries/``). A build:
 
 The project's own code (sketch and library folders given) compiles with
 ``-Wall -Wextra -Werror``; the Arduino core and its libraries with their usual flags.
+The board (:mod:`hil_bridge.core.boards`) gives the MCU, the core's variant, the
+``ARDUINO_<board>`` define and the flash and RAM the size report is measured against.
 """
 
 from __future__ import annotations
@@ -28,20 +30,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hil_bridge.core.boards import BOARDS
+from hil_bridge.core.boards import board as find_board
 from hil_bridge.errors import HilBridgeError
 
 #: Where Debian's arduino-core-avr puts the AVR core.
 DEBIAN_ARDUINO_AVR = Path("/usr/share/arduino/hardware/arduino/avr")
-#: ATmega328P flash left by the UNO/Nano bootloader (optiboot: 512 bytes) and its RAM.
-FLASH_BYTES = 32 * 1024 - 512
-RAM_BYTES = 2048
+#: ATmega328P flash left by the UNO/Nano bootloader (optiboot: 512 bytes) and its RAM:
+#: the size report's default limits.
+FLASH_BYTES = BOARDS["nano"].flash_bytes
+RAM_BYTES = BOARDS["nano"].ram_bytes
 ARDUINO_VERSION = "10807"
-
-#: Board -> (variant, ARDUINO_<board> define). Both are an ATmega328P at 16 MHz.
-BOARDS: Mapping[str, tuple[str, str]] = {
-    "uno": ("standard", "AVR_UNO"),
-    "nano": ("eightanaloginputs", "AVR_NANO"),
-}
 SOURCE_SUFFIXES = (".c", ".cpp", ".S")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
 
@@ -59,7 +58,7 @@ class ArduinoAvr:
 
     def variant(self, board: str) -> Path:
         """The pin map folder of ``board``."""
-        return self.root / "variants" / BOARDS[board][0]
+        return self.root / "variants" / BOARDS[board].variant
 
     @property
     def libraries(self) -> Path:
@@ -86,7 +85,7 @@ def find_arduino_avr() -> ArduinoAvr:
 
 @dataclass(frozen=True)
 class SizeReport:
-    """Flash and static RAM of a linked program, against the ATmega328P's."""
+    """Flash and static RAM of a linked program, against the board's (default: the ATmega328P's)."""
 
     flash: int
     ram: int
@@ -197,7 +196,7 @@ def build_sketch(
         out: build folder (created; the core archive is cached there).
         libraries: folders holding libraries (like the IDE's sketchbook ``libraries``).
         defines: ``-D`` macros for the sketch and its libraries (e.g. ``HIL_CHECKED=1``).
-        board: ``nano`` or ``uno``.
+        board: ``nano``, ``uno`` or ``mega2560``.
         progress: called with a line per step.
         jobs: parallel compilers (default: the CPU count).
 
@@ -205,8 +204,7 @@ def build_sketch(
         HilBridgeError: no toolchain, a missing library, or a compiler/linker error
             (with its output).
     """
-    if board not in BOARDS:
-        raise HilBridgeError(f"board {board!r}: expected one of {sorted(BOARDS)}")
+    target = find_board(board)
     ino = sorted(sketch.glob("*.ino"))
     if not ino:
         raise HilBridgeError(f"{sketch}: no .ino file (not a sketch folder)")
@@ -214,10 +212,10 @@ def build_sketch(
     say = progress or (lambda _line: None)
     out.mkdir(parents=True, exist_ok=True)
     common = [
-        "-mmcu=atmega328p",
-        "-DF_CPU=16000000L",
+        f"-mmcu={target.mcu}",
+        f"-DF_CPU={target.frequency_hz}L",
         f"-DARDUINO={ARDUINO_VERSION}",
-        f"-DARDUINO_{BOARDS[board][1]}",
+        f"-DARDUINO_{target.define}",
         "-DARDUINO_ARCH_AVR",
         "-Os",
         "-g",
@@ -262,10 +260,10 @@ def build_sketch(
 
     elf, hex_file = out / f"{sketch.name}.elf", out / f"{sketch.name}.hex"
     objects = [str(u.object) for u in units]
-    link = ["avr-gcc", "-mmcu=atmega328p", "-Os", "-Wl,--gc-sections", "-o", str(elf), *objects]
+    link = ["avr-gcc", f"-mmcu={target.mcu}", "-Os", "-Wl,--gc-sections", "-o", str(elf), *objects]
     _run([*link, str(core_archive), "-lm"], f"linking {sketch.name}")
     _run(["avr-objcopy", "-O", "ihex", "-R", ".eeprom", str(elf), str(hex_file)], "avr-objcopy")
-    size = elf_size(elf)
+    size = elf_size(elf, board=board)
     say(f"{sketch.name}: {size}")
     return BuildResult(elf, hex_file, size, tuple(sorted(lib.name for lib in found)))
 
@@ -343,8 +341,8 @@ def _build_core(
     return archive
 
 
-def elf_size(elf: Path) -> SizeReport:
-    """Flash (.text + .data) and static RAM (.data + .bss + .noinit) of a linked ELF."""
+def elf_size(elf: Path, *, board: str = "nano") -> SizeReport:
+    """Flash (.text + .data) and static RAM (.data + .bss + .noinit) of a linked ELF, against ``board``'s."""
     result = subprocess.run(["avr-size", "-A", str(elf)], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise HilBridgeError(f"avr-size {elf}: {result.stderr.strip()}")
@@ -354,7 +352,10 @@ def elf_size(elf: Path) -> SizeReport:
         if len(parts) >= 2 and parts[0].startswith(".") and parts[1].isdigit():
             sections[parts[0]] = int(parts[1])
     data = sections.get(".data", 0)
+    target = find_board(board)
     return SizeReport(
         flash=sections.get(".text", 0) + data,
         ram=data + sections.get(".bss", 0) + sections.get(".noinit", 0),
+        flash_max=target.flash_bytes,
+        ram_max=target.ram_bytes,
     )
