@@ -52,5 +52,7 @@ void signal_link_open(int fd, int checked);
 void signal_link_attach(void);
 /* Start sending frames (after the other parts are attached). */
 void signal_link_start(void);
+/* The frame period in AVR cycles (what the simulator's values are spread over). */
+double signal_link_period_cycles(void);
 
 #endif
