@@ -3,7 +3,9 @@
  *
  * servo: the width in microseconds of the last complete high pulse (a hobby servo's
  * command, 544..2400 us from Servo.h, every 20 ms); 0 once no pulse has ended for
- * 50 ms (the servo's input is idle: it holds no position).
+ * 50 ms (the servo's input is idle: it holds no position). While a timer's comparator
+ * drives the pin in a PWM mode (a servo on Timer1's fast PWM), the width follows from
+ * the timer's registers, as for the pwm kind (simavr does not run every mode).
  *
  * tone: the frequency in Hz of the square wave on the pin (tone() toggles it from a
  * timer interrupt): the rising edges since the last frame over the time they span,
@@ -17,6 +19,7 @@
 
 #include "harness.h"
 #include "pins.h"
+#include "pwm.h"
 
 #define SERVO_IDLE_US 50000.0
 /* Before the first whole period, a wave that has not risen again this long is silent. */
@@ -38,8 +41,10 @@ static void on_servo_pin(avr_irq_t *irq, uint32_t value, void *param) {
     pulse_device *d = param;
     uint8_t level = value & 1;
     uint64_t now = harness_avr()->cycle;
-    if (level == d->level) {
-        return;
+    double high, period;
+    if (level == d->level || pwm_comparator_pulse(d->pin, &high, &period)) {
+        d->level = level;
+        return; /* a timer's output: its registers say it (servo_sample) */
     }
     d->level = level;
     if (level) {
@@ -55,11 +60,18 @@ static void on_servo_pin(avr_irq_t *irq, uint32_t value, void *param) {
 
 static double servo_sample(signal_t *s) {
     pulse_device *d = s->device;
-    double f = harness_frequency();
-    if (!d->have_width || (double)(harness_avr()->cycle - d->fall) > SERVO_IDLE_US * f / 1e6) {
-        return (0.0 - s->min) / (s->max - s->min);
+    double f = harness_frequency(), high, period, us;
+    if (pwm_comparator_pulse(d->pin, &high, &period)) {
+        /* a timer's PWM output: from its registers, and the last pulse once it stops */
+        d->width = (uint64_t)(high + 0.5);
+        d->fall = harness_avr()->cycle;
+        d->have_width = 1;
+        us = high * 1e6 / f;
+    } else if (!d->have_width || (double)(harness_avr()->cycle - d->fall) > SERVO_IDLE_US * f / 1e6) {
+        us = 0;
+    } else {
+        us = (double)d->width * 1e6 / f;
     }
-    double us = (double)d->width * 1e6 / f;
     double fraction = (us - s->min) / (s->max - s->min);
     return fraction < 0 ? 0 : fraction > 1 ? 1 : fraction;
 }
