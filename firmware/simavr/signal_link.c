@@ -28,9 +28,21 @@
 
 /* Every device the coupling can name: one line per kind. */
 static const signal_kind *const kinds[] = {
-    &pwm_kind,     &level_in_kind, &level_out_kind, &adc_kind,   &echo_kind,   &ping_kind,
-    &hmc5883l_kind, &quadrature_kind, &pulses_kind, &servo_kind, &tone_kind,   &ws2812_kind,
-    &mpu6050_kind, &nec_kind,      &button_kind,
+    &pwm_kind,
+    &level_in_kind,
+    &level_out_kind,
+    &adc_kind,
+    &echo_kind,
+    &ping_kind,
+    &hmc5883l_kind,
+    &mpu6050_kind,
+    &quadrature_kind,
+    &pulses_kind,
+    &servo_kind,
+    &tone_kind,
+    &ws2812_kind,
+    &nec_kind,
+    &button_kind,
 };
 #define KIND_COUNT (sizeof kinds / sizeof kinds[0])
 

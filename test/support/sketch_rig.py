@@ -1,8 +1,9 @@
 """A test sketch in the hil_simavr harness, in lockstep over real ptys.
 
 :class:`SketchRig` builds an Arduino sketch for a board (cached by its sources), couples
-it to a device set given as device configs and pins (:func:`hil_sim.core.simavr.coupling_text`,
-as the simavr_mcu node does), and runs it in lockstep: the test reads the sketch's
+it to a device set given as device configs (the shipped library's: :func:`library_device`) and
+pins and parameters (:func:`hil_sim.core.simavr.coupling_text`, as the simavr_mcu node does),
+and runs it in lockstep: the test reads the sketch's
 ``Serial`` lines on the command pty (pyserial) and its pins as the signal link's frames
 (hil_bridge's decoder), and writes sensor values as frames, as the signal bridge would.
 Frames are checked, so every value round-trips exactly.
