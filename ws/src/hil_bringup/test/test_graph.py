@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -165,42 +164,6 @@ def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
 def test_bad_options_are_refused_by_name(options: dict[str, object], message: str) -> None:
     with pytest.raises(HilBringupError, match=message):
         GraphOptions(**options)  # type: ignore[arg-type]
-
-
-def test_every_launch_argument_has_a_description() -> None:
-    tree = ast.parse((PACKAGE / "hil_bringup" / "launch_common.py").read_text())
-    table = next(
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "ARGUMENTS"
-    )
-    assert isinstance(table, ast.Dict)
-    for key, value in zip(table.keys, table.values, strict=True):
-        assert isinstance(value, ast.Tuple)
-        description = value.elts[1]
-        assert isinstance(description, ast.Constant) and len(description.value) > 20, ast.unparse(key)
-    names = {ast.literal_eval(k) for k in table.keys if k is not None}
-    assert {
-        "robots",
-        "rtf",
-        "use_sim_time",
-        "world",
-        "behaviour",
-        "record",
-        "checked",
-        "faults",
-        "fault_drop",
-        "fault_corrupt",
-        "mcu",
-        "link_dir",
-    } <= names
-    defaults = {
-        ast.literal_eval(k): ast.literal_eval(v.elts[0])
-        for k, v in zip(table.keys, table.values, strict=True)
-        if k is not None and isinstance(v, ast.Tuple)
-    }
-    for name in ("fault_drop", "fault_corrupt"):  # the launch and the runner fault alike
-        assert float(defaults[name]) == getattr(GraphOptions, name), name
 
 
 def test_launch_files_are_one_flat_launch_description() -> None:

@@ -37,9 +37,9 @@ def run_runner(*args: str) -> subprocess.CompletedProcess[str]:
         ("--duration", "nan", "argument --duration: 'nan' is not a finite number at least 0"),
         ("--duration", "-5", "argument --duration: '-5' must be at least 0"),
         ("--duration", "inf", "argument --duration: 'inf' is not a finite number"),
-        ("--rtf", "nan", "argument --rtf: 'nan' is not a finite number at least 0"),
-        ("--rtf", "-1", "argument --rtf: '-1' must be at least 0"),
-        ("--robots", "0", "argument --robots: '0' must be at least 1"),
+        ("--rtf", "nan", "argument --rtf: rtf = nan: expected a finite number"),
+        ("--rtf", "-1", "argument --rtf: rtf = -1.0 is below its minimum 0"),
+        ("--robots", "0", "argument --robots: robots = 0 is below its minimum 1"),
         ("--until-boards-down", "-1", "argument --until-boards-down: '-1' must be at least 0"),
     ],
 )

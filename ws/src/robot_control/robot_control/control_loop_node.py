@@ -97,7 +97,12 @@ PARAMETERS = (
     ParamSpec(
         "device_configs", [], "Device config files or folders (photoresistor table); empty: hil_bridge's."
     ),
-    ParamSpec("behaviour", "", "Behaviour to start in (AUTO), empty for MANUAL.", choices=("", *BEHAVIOURS)),
+    ParamSpec(
+        "behaviour",
+        "manual",
+        "Behaviour to start in: manual (MANUAL: drive on cmd_vel; empty means the same) or an AUTO one.",
+        choices=("manual", "", *BEHAVIOURS),
+    ),
     ParamSpec(
         "robot_id",
         0,
@@ -166,7 +171,8 @@ class ControlLoopNode(Node):
         self.period = 1.0 / params.as_float("frame_rate")
         self.diagnostics_period = params.as_float("diagnostics_period")
         self._config, self._behaviours = config, behaviours
-        self.initial_behaviour = params.as_str("behaviour")
+        #: The AUTO behaviour to start in; empty for MANUAL.
+        self.initial_behaviour = "" if params.as_str("behaviour") == "manual" else params.as_str("behaviour")
         self.loop = self._new_loop()
         self.link = SerialLink(
             params.as_str("port"),
@@ -202,7 +208,7 @@ class ControlLoopNode(Node):
         self.get_logger().info(
             f"{1 / self.period:g} Hz on {self.link.port} at {self.link.baud} baud"
             + (" (checked)" if config.checked else "")
-            + (f", AUTO {params.as_str('behaviour')}" if params.as_str("behaviour") else ", MANUAL")
+            + (f", AUTO {self.initial_behaviour}" if self.initial_behaviour else ", MANUAL")
         )
 
     def _new_loop(self) -> ControlLoop:
