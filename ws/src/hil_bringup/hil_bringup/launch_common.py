@@ -17,7 +17,14 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import ExecutableInPackage
 
 from hil_bridge.core.paths import share_dir
-from hil_bringup.core.graph import MCU_NODES, PHYSICS, GraphOptions, describe, run_link_dir
+from hil_bringup.core.graph import (
+    MCU_NODES,
+    PHYSICS,
+    GraphOptions,
+    describe,
+    prepare_link_folder,
+    run_link_dir,
+)
 from hil_bringup.errors import HilBringupError
 
 #: name -> (default, description, choices or None)
@@ -103,8 +110,9 @@ ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
     "link_dir": (
         "",
         "Folder of the run's pty links (simulated MCU, fault proxy); empty: "
-        "/tmp/hil/domain<ROS_DOMAIN_ID>/<namespace pushed on this launch>, so launches in"
-        " different domains or namespaces never share a port.",
+        "<runtime folder>/domain<ROS_DOMAIN_ID>/<namespace pushed on this launch>, so launches in"
+        " different domains or namespaces never share a port (runtime folder: $XDG_RUNTIME_DIR/hil,"
+        " else /tmp/hil-<uid>). Refused if another user could change it or a folder on its way.",
         None,
     ),
     "seed": ("0", "Seed of the sensor noise (identical runs for identical seeds).", None),
@@ -180,6 +188,8 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
         record=value("record"),
         firmware=value("firmware"),
     )
+    if options.mcu in MCU_NODES or options.faults:
+        prepare_link_folder(options)  # before any node starts: the launch fails as a whole
     nodes, processes = graph(options, value) if graph is not None else describe(options)
     actions: list[Any] = []
     if options.mcu in MCU_NODES or options.faults:

@@ -8,7 +8,9 @@ What ``world.launch.py`` and ``robot.launch.py`` start (the same
 with a parameter file written from the graph, in its namespace. The robot side follows
 the world's ``/clock`` (``use_sim_time``). SIGINT/SIGTERM stop every process (SIGINT,
 then SIGKILL after 5 s); a process that exits on its own ends the side with status 1,
-naming it. Exit 2 on bad options.
+naming it. Exit 2 on bad options, and on a robot side whose link folder another user
+could change (:func:`hil_bringup.core.graph.prepare_link_folder`). Parameter files go
+in a private folder in the user's runtime folder.
 """
 
 from __future__ import annotations
@@ -26,8 +28,18 @@ import yaml
 
 from hil_bridge.core.arg_types import finite, integer
 from hil_bridge.core.paths import share_dir
+from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.shutdown import ignore_further_stop_signals, shutdown_signals
-from hil_bringup.core.graph import BEHAVIOURS, MCU_KINDS, SIDES, GraphOptions, describe_side, params_file
+from hil_bridge.errors import HilBridgeError
+from hil_bringup.core.graph import (
+    BEHAVIOURS,
+    MCU_KINDS,
+    SIDES,
+    GraphOptions,
+    describe_side,
+    params_file,
+    prepare_link_folder,
+)
 from hil_bringup.errors import HilBringupError
 
 #: Seconds a process has to stop on SIGINT before it is killed.
@@ -76,6 +88,8 @@ def commands(args: argparse.Namespace, folder: Path) -> list[tuple[str, list[str
         link_dir=args.link_dir,
     )
     nodes, processes = describe_side(options, args.side, robot=args.robot)
+    if args.side == "robot":
+        prepare_link_folder(options)
     out = []
     for node in nodes:
         params = folder / f"{node.key.replace('/', '_')}.yaml"
@@ -99,7 +113,7 @@ def executable(package: str, name: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """Start the side's processes and keep them until a stop signal or one of them ends."""
     signals = shutdown_signals()
-    with tempfile.TemporaryDirectory(prefix="hil-side-") as folder:
+    with tempfile.TemporaryDirectory(prefix="hil-side-", dir=runtime_dir()) as folder:
         started: list[tuple[str, subprocess.Popen[bytes]]] = []
         status = 0
         try:
@@ -141,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     shutdown_signals()
     try:
         return run(parse(argv))
-    except HilBringupError as exc:
+    except (HilBringupError, HilBridgeError) as exc:
         print(f"hil_side: {exc}", file=sys.stderr)
         return 2
     finally:

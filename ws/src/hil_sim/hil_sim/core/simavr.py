@@ -40,6 +40,7 @@ from typing import IO, Any
 from hil_bridge.core.avr_build import BOARDS, build_sketch
 from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import Direction, Handler, PinMode, SignalType
+from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
 from hil_bridge.core.wiring import parse_pin
 from hil_bridge.errors import HilBridgeError
@@ -392,7 +393,7 @@ class SimavrProcess:
     ) -> None:
         self.lockstep = lockstep
         self.cycle = 0
-        self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-"))
+        self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
         command = [
             str(executable or harness()),
