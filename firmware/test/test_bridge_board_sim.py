@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from hil_bridge.core.avr_build import build_sketch
 from hil_bridge.core.devices import load_device_library, load_device_set
+from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.signal_protocol import FrameEncoder, SignalLayout
 from hil_bridge.core.sketch_gen import generate_sketch, load_templates, write_sketch
 from hil_bridge.core.wiring import Wiring
@@ -43,9 +43,9 @@ pytestmark = pytest.mark.skipif(
 def probe() -> Path:
     """bridge_probe, built by the host compiler (cached by its source)."""
     digest = hashlib.sha256(PROBE_SOURCE.read_bytes()).hexdigest()[:16]
-    target = Path(tempfile.gettempdir()) / "hil-firmware-host" / f"bridge_probe-{digest}"
+    # In the user's runtime folder: a program another user could swap would run here.
+    target = runtime_dir("firmware-host") / f"bridge_probe-{digest}"
     if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".tmp")
         command = ["gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-I/usr/include/simavr"]
         subprocess.run([*command, str(PROBE_SOURCE), "-o", str(partial), "-lsimavr", "-lm"], check=True)

@@ -6,7 +6,9 @@ builds them, with ``firmware/test/host_shim.c`` as the flat entry points, into o
 shared library. Tests then run the same conformance vectors and property tests
 against them as against the Python codecs and the virtual MCU.
 
-The library is cached under the temp folder by a hash of its sources and flags.
+The library is cached in the user's runtime folder (``firmware-host``: a folder only
+they can change, as code loaded from it runs in the test process) by a hash of its
+sources and flags.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import functools
 import hashlib
 import os
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from hil_bridge.core.runtime_dir import runtime_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
@@ -120,7 +123,7 @@ def build(out_dir: Path) -> Path:
 @functools.cache
 def library() -> ctypes.CDLL:
     """The built library with its function signatures declared."""
-    lib = ctypes.CDLL(str(build(Path(tempfile.gettempdir()) / "hil-firmware-host")))
+    lib = ctypes.CDLL(str(build(runtime_dir("firmware-host"))))
     c_void, c_int, c_u8p = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint8)
     signatures: dict[str, tuple[object, list[object]]] = {
         "shim_line_new": (c_void, [c_int, ctypes.c_char_p, c_u8p, c_int]),

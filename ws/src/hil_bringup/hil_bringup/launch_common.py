@@ -21,7 +21,14 @@ from launch_ros.substitutions import ExecutableInPackage
 
 from hil_bridge.core.paths import share_dir
 from hil_bridge.core.shutdown import leave_to_wakeup_fd
-from hil_bringup.core.graph import MCU_NODES, GraphOptions, describe, launch_arguments, run_link_dir
+from hil_bringup.core.graph import (
+    MCU_NODES,
+    GraphOptions,
+    describe,
+    launch_arguments,
+    prepare_link_folder,
+    run_link_dir,
+)
 from hil_bringup.core.options import on, values
 from hil_bringup.errors import HilBringupError
 
@@ -72,6 +79,8 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
         options = GraphOptions(**values(GraphOptions, texts))
     except HilBringupError as exc:
         raise HilBringupError(f"launch argument {exc}") from None
+    if options.mcu in MCU_NODES or options.faults:
+        prepare_link_folder(options)  # before any node starts: the launch fails as a whole
     nodes, processes = graph(options, value) if graph is not None else describe(options)
     actions: list[Any] = []
     if options.mcu in MCU_NODES or options.faults:

@@ -10,7 +10,10 @@ the world's ``/clock`` (``use_sim_time``). SIGINT/SIGTERM stop every process (SI
 then SIGKILL after 5 s); a process that exits on its own ends the side with status 1,
 naming it (status 2 if it exited 2: a configuration error it names). The processes die
 with the side however it dies (a SIGKILL too: :mod:`hil_bridge.core.children`), so
-nothing of a killed side drives on or holds its links. Exit 2 on bad options.
+nothing of a killed side drives on or holds its links. Exit 2 on bad options, and on
+a robot side whose link folder another user could change
+(:func:`hil_bringup.core.graph.prepare_link_folder`). Parameter files go in a private
+folder in the user's runtime folder.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ import yaml
 from hil_bridge.core.arg_types import integer
 from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.paths import share_dir
+from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.shutdown import ignore_further_stop_signals, shutdown_signals
-from hil_bringup.core.graph import SIDES, GraphOptions, describe_side, params_file
+from hil_bridge.errors import HilBridgeError
+from hil_bringup.core.graph import SIDES, GraphOptions, describe_side, params_file, prepare_link_folder
 from hil_bringup.core.options import add_arguments, from_namespace
 from hil_bringup.errors import HilBringupError
 
@@ -64,6 +69,8 @@ def commands(args: argparse.Namespace, folder: Path) -> list[tuple[str, list[str
         raise HilBringupError("--mcu serial: a side with real boards runs with robot.launch.py")
     options = GraphOptions(**{**given, "use_sim_time": args.side == "robot"})
     nodes, processes = describe_side(options, args.side, robot=args.robot)
+    if args.side == "robot":
+        prepare_link_folder(options)
     out = []
     for node in nodes:
         params = folder / f"{node.key.replace('/', '_')}.yaml"
@@ -87,7 +94,7 @@ def executable(package: str, name: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """Start the side's processes and keep them until a stop signal or one of them ends."""
     signals = shutdown_signals()
-    with tempfile.TemporaryDirectory(prefix="hil-side-") as folder:
+    with tempfile.TemporaryDirectory(prefix="hil-side-", dir=runtime_dir()) as folder:
         started: list[tuple[str, subprocess.Popen[bytes]]] = []
         status = 0
         try:
@@ -135,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     shutdown_signals()
     try:
         return run(parse(argv))
-    except HilBringupError as exc:
+    except (HilBringupError, HilBridgeError) as exc:
         print(f"hil_side: {exc}", file=sys.stderr)
         return 2
     finally:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hil_bringup import sim_runner
+from support.unsafe_folders import OTHER_UID, needs_root
 
 
 def run_runner(*args: str) -> subprocess.CompletedProcess[str]:
@@ -96,3 +99,49 @@ def test_report_folder_is_made_before_the_run(tmp_path: Path) -> None:
     folder = tmp_path / "a" / "b"
     sim_runner.check_report_folder(folder)
     assert folder.is_dir() and not any(folder.iterdir())
+
+
+def _open_to_all(folder: Path) -> str:
+    folder.mkdir()
+    folder.chmod(0o777)
+    return f"folder {folder} is writable by its group and others (mode 0777)"
+
+
+def _theirs(folder: Path) -> str:
+    folder.mkdir()
+    os.chown(folder, OTHER_UID, -1)
+    return f"folder {folder} is owned by uid {OTHER_UID}, not by you"
+
+
+def _symlink(folder: Path) -> str:
+    (folder.parent / "lure").mkdir(mode=0o700)
+    folder.symlink_to(folder.parent / "lure")
+    return f"folder {folder} is a symlink (to {folder.parent / 'lure'})"
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        pytest.param(_open_to_all, id="world-writable"),
+        pytest.param(_theirs, id="owned-by-another-user", marks=needs_root),
+        pytest.param(_symlink, id="symlink"),
+    ],
+)
+def test_a_runtime_folder_another_user_could_change_exits_2_naming_it(
+    tmp_path: Path, plant: Callable[[Path], str]
+) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    temp.chmod(0o1777)  # as /tmp
+    words = plant(temp / f"hil-{os.geteuid()}")
+    result = subprocess.run(
+        [sys.executable, "-m", "hil_bringup.sim_runner", "--headless", "--rtf", "0", "--duration", "1"],
+        env={**os.environ, "TMPDIR": str(temp), "XDG_RUNTIME_DIR": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert f"hil_sim_runner: {words}" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -59,7 +59,11 @@ NODE_NAME = "control_loop"
 
 PARAMETERS = (
     ParamSpec("frame_rate", 30.0, "Frames per second of the loop.", min=1.0, max=1000.0),
-    ParamSpec("port", "/tmp/hil/mcu_command", "Serial device or pty path of the MCU's command link."),
+    ParamSpec(
+        "port",
+        "mcu_command",
+        "Serial device or pty path of the MCU's command link; a bare name is a link in the runtime folder.",
+    ),
     ParamSpec("baud", 38400, "Baud rate of the command link.", choices=STANDARD_BAUDS),
     ParamSpec("checked", False, "Checked mode on the command link: sequence number and CRC-16 per line."),
     ParamSpec("wheel_base", 0.14, "Distance between the wheels, m.", min=0.01, max=10.0),

@@ -17,8 +17,11 @@ With ``mcu`` = ``simavr`` the compiled robot firmware runs in simavr
 there is no simulated MCU: the ports are real devices.
 
 The ptys' links live in the run's ``link_dir``; by default :func:`run_link_dir`, one
-folder per ROS domain and namespace, so launches that cannot hear each other cannot
-take each other's ports either (the one-process runner makes a private folder).
+folder per ROS domain and namespace in the user's runtime folder
+(:func:`hil_bridge.core.runtime_dir.runtime_root`), so launches that cannot hear each
+other cannot take each other's ports either, and other users cannot reach them (the
+one-process runner makes a private folder there). :func:`prepare_link_folder` makes
+and checks the folder before anything is started.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from typing import Any
 from hil_bridge.core.faults import FaultModel
 from hil_bridge.core.param_spec import yaml_defaults
 from hil_bridge.core.paths import share_dir
+from hil_bridge.core.runtime_dir import private_dir, runtime_root
+from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.options import check, on, option, options_of
 from hil_bringup.errors import HilBringupError
 
@@ -43,12 +48,13 @@ PHYSICS = ("native", "mujoco")
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
 #: The control loop's behaviours; ``manual`` (spelt ``""`` too) drives on cmd_vel.
 BEHAVIOURS = ("manual", "boards", "light", "swarm")
-#: Where the runs' pty link folders are made.
-LINK_ROOT = "/tmp/hil"
 
 
 def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
-    """The pty link folder of a run: ``/tmp/hil/domain<id>/<namespace>``.
+    """The pty link folder of a run: ``<runtime folder>/domain<id>/<namespace>``.
+
+    The runtime folder is the user's own (``$XDG_RUNTIME_DIR/hil`` or ``/tmp/hil-<uid>``:
+    :func:`~hil_bridge.core.runtime_dir.runtime_root`); nothing is made here.
 
     Args:
         namespace: the run's ROS namespace (``/team_a``); empty: none.
@@ -64,7 +70,23 @@ def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
     for token in tokens:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
             raise HilBringupError(f"namespace {namespace!r}: {token!r} is not a ROS name token")
-    return str(Path(LINK_ROOT, f"domain{int(domain)}", *tokens))
+    return str(Path(runtime_root(), f"domain{int(domain)}", *tokens))
+
+
+def prepare_link_folder(options: GraphOptions) -> Path:
+    """Make and check the run's link folder (``link_dir`` or :func:`run_link_dir`).
+
+    Refused as :func:`~hil_bridge.core.runtime_dir.private_dir` refuses it, when another
+    user could change it or a folder on its way.
+
+    Raises:
+        HilBringupError: naming the folder and what is wrong with it.
+    """
+    try:
+        return private_dir(options.link_folder)
+    except HilBridgeError as exc:
+        what = f"link_dir {options.link_dir}" if options.link_dir else "the run's link folder"
+        raise HilBringupError(f"{what}: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from hil_bridge.core.boards import BOARDS, Board
 from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import Direction, Handler, PinMode, SignalType
+from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
 from hil_bridge.errors import HilBridgeError
 from hil_sim.errors import HilSimError
@@ -527,7 +528,7 @@ class SimavrProcess:
             raise HilSimError(f"board {board!r}: expected one of {sorted(BOARDS)}")
         self.lockstep = lockstep
         self.cycle = 0
-        self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-"))
+        self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
         command = [
             str(executable or harness()),
