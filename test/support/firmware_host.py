@@ -32,7 +32,7 @@ SOURCES = [
     *sorted(LIBRARY_SRC.glob("*.c")),
 ]
 HEADERS = [*sorted(LIBRARY_SRC.glob("*.h")), FIRMWARE / "robot_mcu" / "mcu_core.h"]
-# The firmware builds with -Werror for the AVR too; the host build is as strict.
+# The firmware builds strict (warnings are errors) for the AVR too; the host build is as strict.
 CFLAGS = ["-std=c99", "-O1", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 #: hil_drop_reason order (= hil_bridge DropReason order).
@@ -117,6 +117,33 @@ def build(out_dir: Path) -> Path:
     if result.returncode != 0:
         raise HostBuildError(f"gcc failed on the firmware sources:\n{result.stderr}")
     partial.replace(target)  # atomic: parallel sessions never load a half-written file
+    return target
+
+
+#: libsimavr's headers; probes on it are built only where they are installed.
+SIMAVR_INCLUDE = Path("/usr/include/simavr")
+
+
+def simavr_probe(source: Path) -> Path:
+    """A probe program on libsimavr (``firmware/test/*_probe.c``), built by the host compiler.
+
+    Cached in the user's runtime folder (a program another user could swap would run
+    here) by a hash of its source.
+    """
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    target = runtime_dir("firmware-host") / f"{source.stem}-{digest}"
+    if not target.exists():
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        command = ["gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{SIMAVR_INCLUDE}"]
+        result = subprocess.run(
+            [*command, str(source), "-o", str(partial), "-lsimavr", "-lm"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise HostBuildError(f"gcc failed on {source}:\n{result.stderr}")
+        partial.replace(target)  # atomic: parallel sessions never run a half-written file
     return target
 
 

@@ -109,7 +109,7 @@ PARAMETERS = (
     ParamSpec(
         "stats_period", 1.0, "Wall seconds between the harness's reports (real time).", min=0.05, max=60.0
     ),
-    ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/robot_mcu/build/simavr."),
+    ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/build/simavr."),
     CLOCK_TIMEOUT,
 )
 

@@ -223,6 +223,7 @@ def build_firmware(
     options: FirmwareOptions,
     *,
     sketch: Path | None = None,
+    strict: bool = True,
     build_root: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
@@ -232,7 +233,10 @@ def build_firmware(
         options: board, checked mode, extra defines.
         sketch: the sketch folder (default ``robot_mcu``); it may use the sketchbook's
             ``libraries``.
-        build_root: where builds are kept (default ``<sketch>/build/simavr``).
+        strict: a warning in the sketch or the sketchbook's libraries fails the build (our
+            own sketches build so).
+        build_root: where builds are kept (default ``build/simavr`` beside the sketch
+            folder: not inside it, as the builder copies the sketch folder into its build).
         progress: called with a line per build step.
 
     Raises:
@@ -242,14 +246,15 @@ def build_firmware(
     sketch = sketch or firmware / "robot_mcu"
     defines = options.all_defines
     key = _source_hash(
-        [sketch, firmware / "libraries"], json.dumps([options.board, sorted(defines.items())], default=str)
+        [sketch, firmware / "libraries"],
+        json.dumps([options.board, sorted(defines.items()), strict], default=str),
     )
-    root = build_root or sketch / "build" / "simavr"
+    root = build_root or sketch.parent / "build" / "simavr"
     elf = root / f"{sketch.name}-{options.board}-{key}.elf"
     if elf.is_file():
         return elf
-    work = root / options.board
-    with _locked(root / f".{options.board}.lock"):
+    work = root / f"{sketch.name}-{options.board}"
+    with _locked(root / f".{sketch.name}-{options.board}.lock"):
         if elf.is_file():
             return elf
         _say(progress)(f"building {sketch.name} for simavr ({options.board}, {defines})")
@@ -260,6 +265,7 @@ def build_firmware(
                 libraries=[firmware / "libraries"],
                 defines=defines,
                 board=options.board,
+                strict=strict,
                 progress=progress,
             )
         except HilBridgeError as exc:
