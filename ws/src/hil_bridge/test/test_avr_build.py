@@ -145,6 +145,16 @@ def test_bad_sketches_and_options_are_refused_naming_the_cause(
         assert word in str(error.value)
 
 
+def test_without_a_writable_cache_the_core_builds_in_the_build_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "not_a_folder").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not_a_folder"))
+    result = build_sketch(sketch(tmp_path, EMPTY), tmp_path / "out")
+    assert result.hex.is_file()
+    assert (tmp_path / "out" / "core" / "core.a").is_file()
+
+
 def test_a_main_ino_stands_for_its_sketch_folder() -> None:
     folder = SKETCHES / "three_tabs"
     assert sketch_folder(folder / "three_tabs.ino") == (folder, folder / "three_tabs.ino")

@@ -212,19 +212,25 @@ def _cache_root() -> Path:
 
 
 @contextlib.contextmanager
-def _core_cache(toolchain: Toolchain, fqbn: str, prefs: Sequence[str]) -> Iterator[Path]:
-    """arduino-builder's ``-build-cache`` folder for this board and these flags.
+def _core_cache(toolchain: Toolchain, fqbn: str, prefs: Sequence[str]) -> Iterator[Path | None]:
+    """arduino-builder's ``-build-cache`` folder for this board and these flags (None: no cache).
 
     arduino-builder names a cached ``core.a`` by the board and the core's folder only,
     so each set of flags gets its own folder. The first build of a folder holds its
     lock until the archive is written, so a parallel build never reads half of one.
+    Without a writable cache folder the core is built in the build folder.
     """
     core = toolchain.platform / "cores" / "arduino"
     newest = max(p.stat().st_mtime_ns for p in core.iterdir())
     key = json.dumps([str(toolchain.platform), fqbn, ARDUINO_VERSION, sorted(prefs), newest])
     folder = _cache_root() / hashlib.sha256(key.encode()).hexdigest()[:16]
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".lock").open("w") as lock:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = (folder / ".lock").open("w")
+    except OSError:
+        yield None
+        return
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if any((folder / "core").glob("core_*.a")):  # where arduino-builder keeps it
             fcntl.flock(lock, fcntl.LOCK_UN)
@@ -359,7 +365,7 @@ def build_sketch(
     with _core_cache(toolchain, target.fqbn, prefs) as cache:
         try:
             result = subprocess.run(
-                [*command, "-build-cache", str(cache), str(main)],
+                [*command, *(["-build-cache", str(cache)] if cache else []), str(main)],
                 capture_output=True,
                 text=True,
                 check=False,
