@@ -37,7 +37,11 @@ from hil_msgs.msg import LinkStatus, Signal, SignalArray
 NODE_NAME = "signal_bridge"
 
 PARAMETERS = (
-    ParamSpec("port", "/tmp/hil/signal_link", "Serial device or pty path of the signal link."),
+    ParamSpec(
+        "port",
+        "signal_link",
+        "Serial device or pty path of the signal link; a bare name is a link in the runtime folder.",
+    ),
     ParamSpec("baud", 115200, "Baud rate of the signal link.", choices=STANDARD_BAUDS),
     ParamSpec(
         "device_set",

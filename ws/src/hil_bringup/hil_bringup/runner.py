@@ -71,7 +71,7 @@ _DRAIN_MAX_S = 3.0
 _SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description", "radio_module"}
 #: Options that describe this machine's run rather than the experiment (not kept in bags).
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
-#: Name prefix of a run's private pty folder in the temporary directory.
+#: Name prefix of a run's private pty folder in the user's runtime folder (runtime_dir).
 LINK_DIR_PREFIX = "hil-links-"
 
 
@@ -149,8 +149,9 @@ class GraphRunner:
         self.lockstep = options.rtf == 0
         self._link_dir: OwnedDir | None = None
         if not options.command_port and options.link_dir == GraphOptions.link_dir:
-            # A private folder for this run's pty links: parallel runs never clash, and
-            # a killed run's folder is removed by the next run (leftovers.owned_dir).
+            # A private folder for this run's pty links in the user's runtime folder:
+            # parallel runs never clash, other users cannot reach it, and a killed run's
+            # folder is removed by the next run (leftovers.owned_dir).
             self._link_dir = owned_dir(LINK_DIR_PREFIX)
             options = replace(options, link_dir=str(self._link_dir.path))
         if self.lockstep:

@@ -46,7 +46,8 @@ from hil_bridge.core.shutdown import ShutdownSignals, ignore_further_stop_signal
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.done import GATHER_RADIUS, DonePredicate, DoneWatch, swarm_gathered, task_done
 from hil_bringup.core.goto import wrap_angle
-from hil_bringup.core.graph import BEHAVIOURS, PHYSICS, GraphOptions
+from hil_bringup.core.graph import GraphOptions
+from hil_bringup.core.options import add_arguments, from_namespace
 from hil_bringup.errors import HilBringupError
 from hil_sim.errors import HilSimError
 from robot_control.errors import RobotControlError
@@ -63,8 +64,8 @@ Ending = Literal["done", "duration", "boards", "stopped", "failed"]
 FAILURE_CHECK_PERIOD_S = 0.1
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    """The runner's options."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: its own options and the run options (GraphOptions)."""
     parser = argparse.ArgumentParser(
         prog="hil_sim_runner", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -74,76 +75,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=0.0,
         help="simulated seconds to run (0: until Ctrl-C)",
     )
-    parser.add_argument(
-        "--rtf",
-        type=finite(minimum=0.0),
-        default=1.0,
-        help="real-time factor; 0 = as fast as possible (lockstep)",
-    )
-    parser.add_argument(
-        "--robots",
-        type=integer(minimum=1),
-        default=1,
-        help="number of robots (robots past --hil-robots follow robot_<i>/cmd_vel)",
-    )
-    parser.add_argument(
-        "--hil-robots",
-        type=integer(minimum=1),
-        default=1,
-        help="robots 0..K-1 each get an MCU, signal bridge and control loop in robot_<i>/ (at most --robots)",
-    )
-    parser.add_argument(
-        "--robot-spacing",
-        type=finite(minimum=0.0),
-        default=0.4,
-        help="grid spacing (m) of several robots around the world's start",
-    )
-    parser.add_argument(
-        "--radio",
-        action="store_true",
-        help="a radio between the robots: each HIL robot gets a radio module (the swarm behaviour needs it)",
-    )
-    parser.add_argument(
-        "--behaviour", default="boards", choices=BEHAVIOURS, help="AUTO behaviour ('' = MANUAL)"
-    )
-    parser.add_argument(
-        "--mcu",
-        default="virtual",
-        choices=("virtual", "simavr"),
-        help="the MCU under test: virtual (Python) or simavr (the compiled robot_mcu firmware in simavr)",
-    )
-    parser.add_argument(
-        "--firmware", default="", help="--mcu simavr: the firmware ELF (default: robot_mcu, built and cached)"
-    )
-    parser.add_argument("--record", default="", help="record a rosbag2 (MCAP) of the run to this path")
     parser.add_argument("--headless", action="store_true", help="no live status, progress lines only")
-    parser.add_argument("--world", default="", help="world YAML (default: hil_sim's demo world)")
-    parser.add_argument(
-        "--physics",
-        default="native",
-        choices=PHYSICS,
-        help="physics backend: native (2-D numpy engine) or mujoco (MuJoCo, boards topple)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise")
-    parser.add_argument("--checked", action="store_true", help="checked mode on both links")
-    parser.add_argument(
-        "--faults",
-        action="store_true",
-        help="a link fault proxy on both links (0.1 %% drop and corruption per byte unless given below);"
-        " metrics.json then accounts for every message they damaged",
-    )
-    parser.add_argument(
-        "--fault-drop",
-        type=float,
-        default=None,
-        help="probability a byte is lost on the links (implies --faults)",
-    )
-    parser.add_argument(
-        "--fault-corrupt",
-        type=float,
-        default=None,
-        help="probability a byte gets a bit flipped on the links (implies --faults)",
-    )
+    # The run's options (GraphOptions), as declared there; --fault-drop and --fault-corrupt
+    # imply --faults when given, so they start unset.
+    add_arguments(parser, GraphOptions, unset=("fault_drop", "fault_corrupt"))
     parser.add_argument(
         "--until-boards-down", type=integer(minimum=0), default=0, help="stop once this many boards are down"
     )
@@ -156,7 +91,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--report-dir", default="", help="folder for report.png and metrics.json (default: runs/<time>)"
     )
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The parsed command line (exit 2 naming a bad option)."""
+    return build_parser().parse_args(argv)
 
 
 class Status:
@@ -233,6 +173,19 @@ def check_report_folder(folder: Path) -> None:
         raise HilBringupError(f"report folder {folder}: cannot write there: {exc.strerror or exc}") from exc
 
 
+def graph_options(args: argparse.Namespace) -> GraphOptions:
+    """The run's options from the command line (:func:`parse`).
+
+    Raises:
+        HilBringupError: an option the runner cannot run (``--mcu serial``) or a bad combination.
+    """
+    given = from_namespace(GraphOptions, args)
+    if given["mcu"] == "serial":
+        raise HilBringupError("--mcu serial: real boards run with hardware.launch.py, not hil_sim_runner")
+    faults = args.faults or args.fault_drop is not None or args.fault_corrupt is not None
+    return GraphOptions(**{**given, "faults": faults})
+
+
 def run(
     args: argparse.Namespace, *, done: DonePredicate | None = None, signals: ShutdownSignals | None = None
 ) -> int:
@@ -248,31 +201,14 @@ def run(
         HilBringupError: ``--until-done`` with a behaviour that has no task, or a
             report folder that cannot be written (checked before the run).
     """
-    if args.until_done and done is None and not args.behaviour:
+    if args.until_done and done is None and args.behaviour == "manual":
         raise HilBringupError("--until-done needs a behaviour with a task (boards or light); MANUAL has none")
-    if done is None and args.behaviour:
+    if done is None and args.behaviour != "manual":
         done = task_done(args.behaviour)
         if args.behaviour == "swarm":
             done = partial(swarm_gathered, robots=args.hil_robots)  # the robots that have a loop
     watch = DoneWatch(done) if done is not None else None
-    options = GraphOptions(
-        robots=args.robots,
-        hil_robots=args.hil_robots,
-        radio=args.radio,
-        robot_spacing=args.robot_spacing,
-        rtf=args.rtf,
-        world=args.world,
-        physics=args.physics,
-        behaviour=args.behaviour,
-        checked=args.checked,
-        faults=args.faults or args.fault_drop is not None or args.fault_corrupt is not None,
-        fault_drop=GraphOptions.fault_drop if args.fault_drop is None else args.fault_drop,
-        fault_corrupt=GraphOptions.fault_corrupt if args.fault_corrupt is None else args.fault_corrupt,
-        mcu=args.mcu,
-        seed=args.seed,
-        record=args.record,
-        firmware=args.firmware,
-    )
+    options = graph_options(args)
     folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
     check_report_folder(folder)  # now: a run's results are lost if the folder fails at the end
     # Imported only now, after main() installed the signal handlers: rclpy, the nodes

@@ -105,7 +105,12 @@ def test_the_readme_example_scenario_reads(tmp_path: Path) -> None:
 def test_minimal_scenario_takes_the_defaults(tmp_path: Path) -> None:
     scenario = load_scenario(write(tmp_path, MINIMAL, "minimal.yaml"))
     assert scenario.name == "minimal"
-    assert (scenario.mcu, scenario.behaviour, scenario.world, scenario.start) == ("virtual", "", "", None)
+    assert (scenario.mcu, scenario.behaviour, scenario.world, scenario.start) == (
+        "virtual",
+        "manual",
+        "",
+        None,
+    )
     assert not scenario.fault_proxies
 
 

@@ -232,7 +232,7 @@ CHECKED = [
     ("mcu: simavr\nfirmware: fw.elf\n" + GOOD, NOT_AN_ELF, 2, "s.yaml: firmware: firmware {dir}/fw.elf: not"),
     (ONE + "[{telemetry: {list: TL9, field: x, min: 0}}]\n", {}, 2, "s.yaml: assertions[0].telemetry.list:"),
     ("world: empty\n" + ONE + "[{boards_down: {count: 9, by: 5}}]\n", {}, 2, "boards_down.count: 9 boards"),
-    ("seed: 3000000000\n" + GOOD, {}, 2, "s.yaml: sim: parameter 'seed': 3000000000 is above the maximum"),
+    ("seed: 3000000000\n" + GOOD, {}, 2, "s.yaml: seed: 3000000000 is above its maximum 2147483647"),
     ("world: w.yaml\n" + GOOD, MJCF, 2, "s.yaml: sim: MJCF world {dir}/a.xml: only physics 'mujoco' reads"),
 ]
 # fmt: on

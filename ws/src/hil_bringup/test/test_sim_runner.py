@@ -6,13 +6,13 @@ import json
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from hil_bridge.core.leftovers import owner_pid
+from hil_bridge.core.runtime_dir import runtime_root
 from hil_bringup.runner import LINK_DIR_PREFIX
 
 
@@ -42,8 +42,8 @@ def test_headless_lockstep_run_writes_metrics_and_picture_and_names_them(tmp_pat
 
 
 def run_folders(pid: int) -> list[Path]:
-    """The private pty folders (``/tmp/hil-links-*``) whose owner is ``pid``."""
-    return [d for d in Path(tempfile.gettempdir()).glob(f"{LINK_DIR_PREFIX}*") if owner_pid(d) == pid]
+    """The private pty folders (``<runtime folder>/hil-links-*``) whose owner is ``pid``."""
+    return [d for d in runtime_root().glob(f"{LINK_DIR_PREFIX}*") if owner_pid(d) == pid]
 
 
 @pytest.mark.ros

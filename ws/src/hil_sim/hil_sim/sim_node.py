@@ -45,7 +45,7 @@ from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray, WireChunk
 from hil_msgs.srv import TeleportRobot
-from hil_sim.core.build import build_simulation, default_world_path
+from hil_sim.core.build import build_simulation, world_path
 from hil_sim.core.cmd_drive import twist_pins
 from hil_sim.core.physics import BACKENDS
 from hil_sim.core.radio import Radio, RadioConfig
@@ -218,7 +218,7 @@ def simulation(params: ParamValues) -> Simulation:
     if hil_robots > robots:
         raise HilSimError(f"hil_robots = {hil_robots} is more than robots = {robots}")
     return build_simulation(
-        params.as_str("world") or default_world_path(),
+        world_path(params.as_str("world")),
         library=device_library(params.as_strings("device_configs")),
         robots=robots,
         spacing=params.as_float("robot_spacing") if robots > 1 else 0.0,
@@ -236,7 +236,7 @@ class SimNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
-        world = params.as_str("world") or default_world_path()
+        world = world_path(params.as_str("world"))
         self.robots = params.as_int("robots")
         self.hil_robots = params.as_int("hil_robots")
         self.cmd_vel_timeout = params.as_float("cmd_vel_timeout")

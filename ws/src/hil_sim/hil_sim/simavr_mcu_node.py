@@ -38,7 +38,8 @@ from rclpy.node import Node
 from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.pty_link import PtyPair, check_distinct, pty_pairs
+from hil_bridge.core.pty_link import PtyPair, check_distinct, prepare_link_folder, pty_pairs
+from hil_bridge.core.runtime_dir import link_path
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_bridge.parameters import declare_parameters
@@ -62,8 +63,16 @@ NODE_NAME = "simavr_mcu"
 DIAGNOSTICS_PERIOD = 1.0
 
 PARAMETERS = (
-    ParamSpec("command_port", "/tmp/hil/mcu_command", "Path of the command link pty the control loop opens."),
-    ParamSpec("signal_port", "/tmp/hil/signal_link", "Path of the signal link pty the signal bridge opens."),
+    ParamSpec(
+        "command_port",
+        "mcu_command",
+        "Path of the command link pty the control loop opens; a bare name is in the runtime folder.",
+    ),
+    ParamSpec(
+        "signal_port",
+        "signal_link",
+        "Path of the signal link pty the signal bridge opens; a bare name is in the runtime folder.",
+    ),
     ParamSpec(
         "radio_port",
         "",
@@ -100,7 +109,7 @@ PARAMETERS = (
     ParamSpec(
         "stats_period", 1.0, "Wall seconds between the harness's reports (real time).", min=0.05, max=60.0
     ),
-    ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/robot_mcu/build/simavr."),
+    ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/build/simavr."),
     CLOCK_TIMEOUT,
 )
 
@@ -113,11 +122,14 @@ class SimavrMcuNode(Node):
         params = declare_parameters(self, PARAMETERS)
         log = self.get_logger()
         self.checked = params.as_bool("checked")
-        ports = {name: params.as_str(name) for name in ("command_port", "signal_port")}
+        ports = {name: str(link_path(params.as_str(name))) for name in ("command_port", "signal_port")}
         radio_port = params.as_str("radio_port")
         if radio_port:
-            ports["radio_port"] = radio_port
-        check_distinct(*ports.values(), names=tuple(ports))  # now, not after a firmware build
+            radio_port = ports["radio_port"] = str(link_path(radio_port))
+        # Now, not after a firmware build.
+        check_distinct(*ports.values(), names=tuple(ports))
+        for port in ports.values():
+            prepare_link_folder(port)
         layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
         wiring = load_robot_wiring(params.as_str("wiring"))
         self.board = params.as_str("board")

@@ -3,9 +3,10 @@
 For runs without an Arduino it takes the MCU's place between the control loop and
 the signal bridge (DESIGN.md "Data flow"):
 
-* ``command_port`` (default ``/tmp/hil/mcu_command``): the command link, line
+* ``command_port`` (default ``mcu_command``: a bare name is a link in the user's
+  runtime folder, :mod:`hil_bridge.core.runtime_dir`): the command link, line
   protocol, opened by the control loop as it would open the robot's serial port;
-* ``signal_port`` (default ``/tmp/hil/signal_link``): the signal link, binary frames,
+* ``signal_port`` (default ``signal_link``): the signal link, binary frames,
   opened by the signal bridge as it would open the bridge board;
 * ``radio_port`` (default empty: no radio): the radio link, line protocol, opened by
   the robot's radio module; the MCU relays RTX to it and RRX/RST from it
@@ -45,6 +46,7 @@ from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout, telemetry_schema
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.pty_link import PtyPair, pty_pairs
+from hil_bridge.core.runtime_dir import link_path
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_bridge.parameters import declare_parameters
@@ -62,8 +64,16 @@ IDLE_WAIT_S = 0.05
 RADIO_READ_BYTES = 2048
 
 PARAMETERS = (
-    ParamSpec("command_port", "/tmp/hil/mcu_command", "Path of the command link pty the control loop opens."),
-    ParamSpec("signal_port", "/tmp/hil/signal_link", "Path of the signal link pty the signal bridge opens."),
+    ParamSpec(
+        "command_port",
+        "mcu_command",
+        "Path of the command link pty the control loop opens; a bare name is in the runtime folder.",
+    ),
+    ParamSpec(
+        "signal_port",
+        "signal_link",
+        "Path of the signal link pty the signal bridge opens; a bare name is in the runtime folder.",
+    ),
     ParamSpec(
         "radio_port",
         "",
@@ -123,8 +133,9 @@ class VirtualMcuNode(Node):
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="virtual-mcu", stopping=self._stop)
-        command_port, signal_port = params.as_str("command_port"), params.as_str("signal_port")
-        radio_port = params.as_str("radio_port")
+        command_port = str(link_path(params.as_str("command_port")))
+        signal_port = str(link_path(params.as_str("signal_port")))
+        radio_port = params.as_str("radio_port") and str(link_path(params.as_str("radio_port")))
         self.get_logger().info(
             f"command link {command_port}, signal link {signal_port}"
             + (f", radio link {radio_port}" if radio_port else "")

@@ -59,7 +59,11 @@ NODE_NAME = "control_loop"
 
 PARAMETERS = (
     ParamSpec("frame_rate", 30.0, "Frames per second of the loop.", min=1.0, max=1000.0),
-    ParamSpec("port", "/tmp/hil/mcu_command", "Serial device or pty path of the MCU's command link."),
+    ParamSpec(
+        "port",
+        "mcu_command",
+        "Serial device or pty path of the MCU's command link; a bare name is a link in the runtime folder.",
+    ),
     ParamSpec("baud", 38400, "Baud rate of the command link.", choices=STANDARD_BAUDS),
     ParamSpec("checked", False, "Checked mode on the command link: sequence number and CRC-16 per line."),
     ParamSpec("wheel_base", 0.14, "Distance between the wheels, m.", min=0.01, max=10.0),
@@ -97,7 +101,12 @@ PARAMETERS = (
     ParamSpec(
         "device_configs", [], "Device config files or folders (photoresistor table); empty: hil_bridge's."
     ),
-    ParamSpec("behaviour", "", "Behaviour to start in (AUTO), empty for MANUAL.", choices=("", *BEHAVIOURS)),
+    ParamSpec(
+        "behaviour",
+        "manual",
+        "Behaviour to start in: manual (MANUAL: drive on cmd_vel; empty means the same) or an AUTO one.",
+        choices=("manual", "", *BEHAVIOURS),
+    ),
     ParamSpec(
         "robot_id",
         0,
@@ -166,7 +175,8 @@ class ControlLoopNode(Node):
         self.period = 1.0 / params.as_float("frame_rate")
         self.diagnostics_period = params.as_float("diagnostics_period")
         self._config, self._behaviours = config, behaviours
-        self.initial_behaviour = params.as_str("behaviour")
+        #: The AUTO behaviour to start in; empty for MANUAL.
+        self.initial_behaviour = "" if params.as_str("behaviour") == "manual" else params.as_str("behaviour")
         self.loop = self._new_loop()
         self.link = SerialLink(
             params.as_str("port"),
@@ -202,7 +212,7 @@ class ControlLoopNode(Node):
         self.get_logger().info(
             f"{1 / self.period:g} Hz on {self.link.port} at {self.link.baud} baud"
             + (" (checked)" if config.checked else "")
-            + (f", AUTO {params.as_str('behaviour')}" if params.as_str("behaviour") else ", MANUAL")
+            + (f", AUTO {self.initial_behaviour}" if self.initial_behaviour else ", MANUAL")
         )
 
     def _new_loop(self) -> ControlLoop:

@@ -53,6 +53,8 @@ class Board:
     #: The Arduino core's variant folder and the board's ``ARDUINO_<define>``.
     variant: str
     define: str
+    #: The Arduino IDE's fully qualified board name (what ``avr_build`` builds for).
+    fqbn: str
     #: Flash left by the bootloader, and RAM, in bytes.
     flash_bytes: int
     ram_bytes: int
@@ -184,13 +186,15 @@ _FLASH_328P = 32 * 1024 - 512  # optiboot's 512 bytes
 #: Every board, by name.
 BOARDS: Mapping[str, Board] = {
     "uno": Board(
-        "uno", "UNO", "atmega328p", "standard", "AVR_UNO", _FLASH_328P, 2048, _328P, 14, 6, 18, 19
+        "uno", "UNO", "atmega328p", "standard", "AVR_UNO", "arduino:avr:uno",
+        _FLASH_328P, 2048, _328P, 14, 6, 18, 19,
     ),
     "nano": Board(
-        "nano", "Nano", "atmega328p", "eightanaloginputs", "AVR_NANO", _FLASH_328P, 2048, _328P, 14, 8, 18, 19
+        "nano", "Nano", "atmega328p", "eightanaloginputs", "AVR_NANO", "arduino:avr:nano:cpu=atmega328",
+        _FLASH_328P, 2048, _328P, 14, 8, 18, 19,
     ),
     "mega2560": Board(
-        "mega2560", "Mega 2560", "atmega2560", "mega", "AVR_MEGA2560",
+        "mega2560", "Mega 2560", "atmega2560", "mega", "AVR_MEGA2560", "arduino:avr:mega:cpu=atmega2560",
         256 * 1024 - 8 * 1024, 8192, _atmega2560_pins(), 54, 16, 20, 21,
     ),
 }  # fmt: skip

@@ -32,7 +32,8 @@ The format, with every assertion kind (times in simulated seconds)::
     mcu: virtual                    # virtual | simavr
     physics: native                 # native | mujoco
     firmware: ""                    # simavr: an ELF (default: robot_mcu built for the run)
-    behaviour: ""                   # "" (MANUAL) | boards | light
+    behaviour: manual               # manual (default) | boards | light | swarm
+    robots: 1                       # and the other run options (hil_robots, robot_spacing, radio)
     checked: false
     seed: 0
     faults: {drop: 0.0, corrupt: 0.0}   # fault proxies on both links from the start
@@ -57,13 +58,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.defaults import telemetry_schema
-from hil_bridge.core.paths import share_dir
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.checks import (
     BoardsDown,
@@ -78,15 +78,16 @@ from hil_bringup.core.checks import (
     window_text,
 )
 from hil_bringup.core.goto import GotoGoal
-from hil_bringup.core.graph import PHYSICS, GraphOptions
+from hil_bringup.core.graph import GraphOptions
+from hil_bringup.core.options import judge, on
 from hil_bringup.errors import HilBringupError
-from hil_sim.core.build import default_world_path
+from hil_sim.core.build import default_world_path, world_path
 from hil_sim.core.simavr import check_firmware
 from hil_sim.core.world import Pose, WorldConfig, load_world, start_problem
 from hil_sim.errors import HilSimError
 
+#: The simulated MCUs a scenario runs (a real board needs hardware.launch.py).
 MCU_KINDS = ("virtual", "simavr")
-BEHAVIOURS = ("", "boards", "light")
 FAILSAFES = ("cmd_vel", "mcu", "station")
 FAULT_LINKS = ("command", "signal", "both")
 STATE_FIELDS = ("x", "y", "yaw", "v", "w")
@@ -96,17 +97,15 @@ TASKS = ("boards", "light")
 #: wall time in lockstep).
 MIN_DURATION = 0.1
 MAX_DURATION = 86400.0
+#: The run options a scenario file takes at its top level (GraphOptions declares them).
+RUN_KEYS = tuple(on(GraphOptions, "scenario"))
+#: Where a scenario runs something else than the option's own default when the key is absent.
+RUN_DEFAULTS: Mapping[str, Any] = {"behaviour": "manual"}
 _TOP_KEYS = (
     "name",
     "description",
-    "world",
+    *RUN_KEYS,
     "start",
-    "mcu",
-    "physics",
-    "firmware",
-    "behaviour",
-    "checked",
-    "seed",
     "faults",
     "duration",
     "timeline",
@@ -333,18 +332,43 @@ class Scenario:
     description: str = ""
     world: str = ""
     start: tuple[float, float, float] | None = None
-    mcu: str = "virtual"
-    physics: str = "native"
     firmware: str = ""
-    behaviour: str = ""
-    checked: bool = False
-    seed: int = 0
+    #: The run's other options (GraphOptions fields of RUN_KEYS: mcu, behaviour, seed...).
+    run: Mapping[str, Any] = field(default_factory=dict)
     #: (drop, corrupt) from the start, or None.
     faults: tuple[float, float] | None = None
     duration: float = 10.0
     events: tuple[Event, ...] = ()
     #: The assertions as read (kind, fields); :meth:`checks` makes fresh checks of them.
     assertions: tuple[tuple[str, Mapping[str, Any], str], ...] = ()
+
+    def _run(self, name: str) -> Any:
+        return self.run.get(name, RUN_DEFAULTS.get(name, getattr(GraphOptions, name)))
+
+    @property
+    def mcu(self) -> str:
+        """The simulated MCU (virtual or simavr)."""
+        return str(self._run("mcu"))
+
+    @property
+    def physics(self) -> str:
+        """The physics backend."""
+        return str(self._run("physics"))
+
+    @property
+    def behaviour(self) -> str:
+        """The behaviour the control loop starts in (manual: MANUAL)."""
+        return str(self._run("behaviour"))
+
+    @property
+    def checked(self) -> bool:
+        """Checked mode on both links."""
+        return bool(self._run("checked"))
+
+    @property
+    def seed(self) -> int:
+        """The run's seed."""
+        return int(self._run("seed"))
 
     @property
     def fault_proxies(self) -> bool:
@@ -365,13 +389,9 @@ def graph_options(scenario: Scenario) -> GraphOptions:
     drop, corrupt = scenario.faults or (0.0, 0.0)
     return GraphOptions(
         rtf=0.0,
+        **{**RUN_DEFAULTS, **scenario.run},
         world=scenario.world,
-        behaviour=scenario.behaviour,
-        checked=scenario.checked,
-        mcu=scenario.mcu,
-        physics=scenario.physics,
         firmware=scenario.firmware,
-        seed=scenario.seed,
         faults=scenario.fault_proxies,
         fault_drop=drop,
         fault_corrupt=corrupt,
@@ -585,21 +605,15 @@ def resolve_world(value: str, *, base: Path, source: str) -> str:
     """
     if not value:
         return ""
-    if value.endswith((".yaml", ".yml")):
+    if value.endswith((".yaml", ".yml")) or "/" in value:
         path = Path(value) if Path(value).is_absolute() else base / value
         if not path.is_file():
             raise HilBringupError(f"{source}: world: no file {path}")
         return str(path)
     try:
-        worlds = share_dir("hil_sim") / "worlds"
-    except HilBridgeError as exc:
-        raise HilBringupError(f"{source}: world: {exc}") from exc
-    path = worlds / f"{value}.yaml"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in worlds.glob("*.yaml")))
-        raise HilBringupError(
-            f"{source}: world: {value!r} is not a world of hil_sim ({known}) nor a .yaml path"
-        )
+        path = world_path(value)
+    except (HilSimError, HilBridgeError) as exc:
+        raise HilBringupError(f"{source}: world: {exc}") from None
     return str(path)
 
 
@@ -677,6 +691,24 @@ def _boards_there(body: _Fields, count: int | None, world: tuple[str, WorldConfi
         raise body.fail("count", f"{count} boards, but the world {path} has {boards}")
 
 
+def _run_options(top: _Fields) -> dict[str, Any]:
+    """The run options the file gives (RUN_KEYS), each checked as its declaration says.
+
+    ``world`` and ``firmware`` are paths, resolved against the file by their own readers.
+    """
+    found: dict[str, Any] = {}
+    for name, opt in on(GraphOptions, "scenario").items():
+        if name in ("world", "firmware") or name not in top.data:
+            continue
+        value, problem = judge(opt, top.data[name])
+        if problem is not None:
+            raise top.fail(name, problem)
+        found[name] = value
+    if found.get("mcu", "virtual") not in MCU_KINDS:
+        raise top.fail("mcu", f"{found['mcu']!r}: a scenario runs a simulated MCU ({', '.join(MCU_KINDS)})")
+    return found
+
+
 def _firmware(top: _Fields, mcu: str, base: Path) -> str:
     """The firmware ELF's path (simavr only, an AVR program), or empty."""
     firmware = top.text("firmware", "")
@@ -733,19 +765,15 @@ def load_scenario(path: str | Path) -> Scenario:
         faults = (spec.probability("drop"), spec.probability("corrupt"))
     events = _events(top, duration)
     assertions = _assertions(top, duration, world)
-    mcu = top.text("mcu", "virtual", choices=MCU_KINDS)
+    run = _run_options(top)
     scenario = Scenario(
         name=top.text("name", path.stem),
         path=path,
         description=top.text("description", ""),
         world=world[0],
         start=start,
-        mcu=mcu,
-        physics=top.text("physics", "native", choices=PHYSICS),
-        firmware=_firmware(top, mcu, path.parent),
-        behaviour=top.text("behaviour", "", choices=BEHAVIOURS),
-        checked=top.boolean("checked", False),
-        seed=top.integer("seed", 0, minimum=0),
+        firmware=_firmware(top, str(run.get("mcu", GraphOptions.mcu)), path.parent),
+        run=run,
         faults=faults,
         duration=duration,
         events=events,

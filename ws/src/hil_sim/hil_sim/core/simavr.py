@@ -50,6 +50,7 @@ from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import DeviceConfig, Direction, Handler, PinMode, SignalType
 from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
 from hil_bridge.errors import HilBridgeError
 from hil_sim.errors import HilSimError
@@ -224,6 +225,7 @@ def build_firmware(
     options: FirmwareOptions,
     *,
     sketch: Path | None = None,
+    strict: bool = True,
     build_root: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
@@ -233,7 +235,10 @@ def build_firmware(
         options: board, checked mode, extra defines.
         sketch: the sketch folder (default ``robot_mcu``); it may use the sketchbook's
             ``libraries``.
-        build_root: where builds are kept (default ``<sketch>/build/simavr``).
+        strict: a warning in the sketch or the sketchbook's libraries fails the build (our
+            own sketches build so).
+        build_root: where builds are kept (default ``build/simavr`` beside the sketch
+            folder: not inside it, as the builder copies the sketch folder into its build).
         progress: called with a line per build step.
 
     Raises:
@@ -243,14 +248,15 @@ def build_firmware(
     sketch = sketch or firmware / "robot_mcu"
     defines = options.all_defines
     key = _source_hash(
-        [sketch, firmware / "libraries"], json.dumps([options.board, sorted(defines.items())], default=str)
+        [sketch, firmware / "libraries"],
+        json.dumps([options.board, sorted(defines.items()), strict], default=str),
     )
-    root = build_root or sketch / "build" / "simavr"
+    root = build_root or sketch.parent / "build" / "simavr"
     elf = root / f"{sketch.name}-{options.board}-{key}.elf"
     if elf.is_file():
         return elf
-    work = root / options.board
-    with _locked(root / f".{options.board}.lock"):
+    work = root / f"{sketch.name}-{options.board}"
+    with _locked(root / f".{sketch.name}-{options.board}.lock"):
         if elf.is_file():
             return elf
         _say(progress)(f"building {sketch.name} for simavr ({options.board}, {defines})")
@@ -261,6 +267,7 @@ def build_firmware(
                 libraries=[firmware / "libraries"],
                 defines=defines,
                 board=options.board,
+                strict=strict,
                 progress=progress,
             )
         except HilBridgeError as exc:
@@ -679,7 +686,7 @@ class SimavrProcess:
             raise HilSimError(f"board {board!r}: expected one of {sorted(BOARDS)}")
         self.lockstep = lockstep
         self.cycle = 0
-        self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-"))
+        self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
         command = [
             str(executable or harness()),
