@@ -67,8 +67,9 @@ def test_tone_reads_as_its_frequency_for_its_duration() -> None:
             rig.advance(STEP_S)
             heard.append(rig.values["buzzer.frequency"])
         sounding = [hz for hz in heard if hz > 0]
-        # tone() runs Timer2 at 16 MHz / 128 / 142 / 2: 440.14 Hz
-        assert all(abs(hz - 440.14) < 0.5 for hz in sounding), sounding
+        # tone() runs Timer2 at 16 MHz / 128 / 142 / 2: 440.14 Hz; its interrupt toggles
+        # the pin, a few cycles late when another interrupt runs
+        assert all(abs(hz - 440.14) < 4.4 for hz in sounding), sounding
         # 200 ms, give or take a period at each end and a frame
         assert 0.19 <= len(sounding) * STEP_S <= 0.215, len(sounding)
         assert heard[-1] == 0.0
