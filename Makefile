@@ -21,8 +21,16 @@ help:
 bootstrap:
 	@$(PYTHON) tools/bootstrap.py
 
+# ruff first (a second); then mypy beside the parallel pytest pass; then the serial pass
+# (the tests marked serial, which cannot share the machine) alone. Fails if any fails.
 test: bootstrap
-	@$(MAKE) --no-print-directory lint typecheck pytest
+	@$(MAKE) --no-print-directory lint
+	@$(IN_ENV) { echo "== mypy (pure cores), beside the parallel pytest pass"; \
+	  log=$$(mktemp); mypy > $$log 2>&1 & typecheck=$$!; \
+	  $(PYTEST_PARALLEL); parallel=$$?; \
+	  wait $$typecheck; mypy_rc=$$?; echo "== mypy"; cat $$log; rm -f $$log; \
+	  $(PYTEST_SERIAL); serial=$$?; \
+	  $(VERDICT); }
 
 lint:
 	@echo "== ruff (lint + format check)"
@@ -33,9 +41,18 @@ typecheck:
 	@$(IN_ENV) mypy
 
 pytest:
-	@echo "== pytest (ws/src/*/test and test/)"
-	@$(IN_ENV) { pytest $(PYTEST_ARGS); rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc; }
+	@$(IN_ENV) { $(PYTEST_PARALLEL); parallel=$$?; $(PYTEST_SERIAL); serial=$$?; mypy_rc=0; $(VERDICT); }
+
+# Workers of the parallel pass: pytest-xdist's `auto` is one per core; PYTEST_WORKERS=3 overrides.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL = echo "== pytest, parallel ($(PYTEST_WORKERS) workers): ws/src/*/test, test/, firmware/test"; \
+	pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+PYTEST_SERIAL = echo "== pytest, serial: the tests marked serial, alone"; pytest --only-serial $(PYTEST_ARGS)
+# Either pass may collect nothing (exit 5: PYTEST_ARGS chose none of its tests), not both.
+VERDICT = if [ $$parallel -eq 5 ] && [ $$serial -eq 5 ]; then \
+	  echo "make test: pytest collected no tests" >&2; exit 1; fi; \
+	for rc in $$mypy_rc $$parallel $$serial; do \
+	  if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi; done
 
 sim: bootstrap
 	@$(IN_ENV) python -m hil_bringup.sim_runner $(ARGS)

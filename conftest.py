@@ -8,6 +8,12 @@
   asked) and kills the whole group at teardown.
 * At the end of the session any process the tests left behind is reported, killed,
   and fails the run.
+* Parallel runs (pytest-xdist, ``make test``): every worker is a pytest session of its
+  own, so each claims its own domain (the controller too, though it runs nothing) and
+  checks its own children at the end; a worker's leftovers reach the controller in its
+  ``workeroutput`` and fail the run there. Tests marked ``serial`` cannot share the
+  machine with a neighbour: a parallel run leaves them out (its header says so) and
+  ``--only-serial`` runs just them, as the second pass of ``make test`` does.
 """
 
 from __future__ import annotations
@@ -53,8 +59,29 @@ def _claim_domain() -> tuple[int, IO[str]]:
 _DOMAIN = pytest.StashKey[tuple[int, IO[str], dict[str, str | None]]]()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--only-serial",
+        action="store_true",
+        help="run only the tests marked serial (the ones a parallel run leaves out)",
+    )
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    """True in a pytest-xdist worker."""
+    return hasattr(config, "workerinput")
+
+
+def _is_controller(config: pytest.Config) -> bool:
+    """True in the pytest-xdist controller of a parallel run (it runs no test itself)."""
+    return config.pluginmanager.get_plugin("dsession") is not None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Claim this session's private ROS_DOMAIN_ID before anything is collected."""
+    parallel = getattr(config.option, "numprocesses", None) or _is_worker(config)
+    if config.getoption("only_serial") and parallel:
+        raise pytest.UsageError("--only-serial runs the tests that cannot share the machine: not with -n")
     domain, lock = _claim_domain()
     saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
     os.environ["ROS_DOMAIN_ID"] = str(domain)
@@ -74,6 +101,28 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         else:
             os.environ[key] = value
     lock.close()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if not _is_controller(config):
+        return [f"ROS_DOMAIN_ID {config.stash[_DOMAIN][0]} (localhost discovery)"]
+    return [
+        "ROS_DOMAIN_ID: one per worker (localhost discovery)",
+        "tests marked serial are left out of a parallel run: `pytest --only-serial` runs them",
+    ]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the serial tests out of a parallel run; with ``--only-serial`` run only them."""
+    only_serial = config.getoption("only_serial")
+    if not only_serial and not _is_worker(config):
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if (item.get_closest_marker("serial") is not None) == only_serial else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(scope="session")
@@ -169,14 +218,39 @@ def _children_of(pid: int) -> list[tuple[int, str]]:
     return found
 
 
+_LEFTOVERS = "hil_leftover_processes"
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run if a test left a child process behind (and kill it)."""
-    leftovers = _children_of(os.getpid())
-    if not leftovers:
+    """Fail the run if a test left a child process behind (and kill it).
+
+    Each process checks its own children: a worker its tests' processes, a serial run
+    likewise; the controller of a parallel run, whose children are the workers, only
+    reports what the workers found (:func:`pytest_testnodedown`).
+    """
+    config = session.config
+    if _is_controller(config):
+        found = config.stash.get(_WORKER_LEFTOVERS, [])
+    else:
+        leftovers = _children_of(os.getpid())
+        for pid, _name in leftovers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        found = [", ".join(f"{name} (pid {pid})" for pid, name in leftovers)] if leftovers else []
+        if _is_worker(config):
+            config.workeroutput[_LEFTOVERS] = found  # type: ignore[attr-defined]
+    if not found:
         return
-    for pid, _name in leftovers:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    listing = ", ".join(f"{name} (pid {pid})" for pid, name in leftovers)
-    sys.stderr.write(f"\nERROR: tests left processes behind: {listing}\n")
+    sys.stderr.write(f"\nERROR: tests left processes behind: {'; '.join(found)}\n")
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_WORKER_LEFTOVERS = pytest.StashKey[list[str]]()
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """Controller: note the leftover processes a worker found (sent in its workeroutput)."""
+    found = getattr(node, "workeroutput", {}).get(_LEFTOVERS)
+    if found:
+        node.config.stash.setdefault(_WORKER_LEFTOVERS, []).extend(f"{node.gateway.id}: {x}" for x in found)
