@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import Spawn
-from hil_bridge.core.pty_link import PtyPair, lock_path, pty_pairs
+from hil_bridge.core.pty_link import PtyPair, lock_path, pty_pairs, replace_symlink, stale_link
+from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.errors import HilBridgeError
 
 #: Holds a pair at argv[1], says so, then waits to be killed (never closes it itself).
@@ -28,6 +32,14 @@ HOLDER_SCRIPT = textwrap.dedent(
     time.sleep(600)
     """
 )
+
+
+def wait_for(condition: Callable[[], object], what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {timeout} s: {what}")
+        time.sleep(0.005)
 
 
 def start_holder(spawn: Spawn, link: Path, tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -94,3 +106,50 @@ def test_a_link_from_before_lock_files_is_replaced(tmp_path: Path) -> None:
     link.symlink_to("/dev/pts/nonexistent")
     with PtyPair(link) as pair:
         assert str(link.readlink()) == pair.slave_name
+
+
+def test_a_reconnecting_link_never_opens_a_killed_owners_link_and_opens_the_next_owners(
+    tmp_path: Path, spawn: Spawn
+) -> None:
+    link = tmp_path / "mcu_command"
+    proc, _ = start_holder(spawn, link, tmp_path)
+    reader = SerialLink(str(link), backoff_min=0.001, backoff_max=0.001)
+    try:
+        wait_for(lambda: (reader.poll(), reader.is_open)[1], "the reader opening the owner's link")
+        os.killpg(proc.pid, signal.SIGKILL)  # no close(): the link and its lock file stay behind
+        proc.wait(timeout=10)
+        with PtyPair() as other:
+            # The kernel gives the next pty anyone opens the lowest free number: the one
+            # the dead owner's link names. Pointing the link at it makes that certain.
+            replace_symlink(link, other.slave_name)
+            assert other.write(b"not yours") == 9
+            deadline = time.monotonic() + 0.3  # some hundred reopen attempts
+            while time.monotonic() < deadline:
+                assert reader.poll() == b""
+                assert not reader.is_open, "the reader opened another program's pty"
+        assert f"its owner ({proc.pid} python) is gone" in reader.detail
+        with PtyPair(link) as owner:
+            wait_for(lambda: (reader.poll(), reader.is_open)[1], "the reader opening the new owner's link")
+            assert owner.write(b"ok") == 2
+            got = bytearray()
+            wait_for(lambda: got.extend(reader.poll()) or got == b"ok", "the new owner's bytes")
+    finally:
+        reader.close()
+
+
+def test_a_claim_waits_out_a_readers_brief_look_at_the_lock(tmp_path: Path, spawn: Spawn) -> None:
+    link = tmp_path / "mcu_command"
+    proc, _ = start_holder(spawn, link, tmp_path)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    look = os.open(lock_path(link), os.O_RDONLY)
+    fcntl.flock(look, fcntl.LOCK_SH)  # as stale_link() does, for microseconds
+    assert stale_link(link)
+    releaser = threading.Timer(0.01, os.close, (look,))
+    releaser.start()
+    try:
+        with PtyPair(link) as pair:
+            assert str(link.readlink()) == pair.slave_name
+    finally:
+        releaser.join()
+    assert stale_link(link) == ""  # closed: no link left

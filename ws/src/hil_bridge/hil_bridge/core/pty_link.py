@@ -23,6 +23,12 @@ A link's folder, and every folder on the way to it, is made and checked by
 (theirs, writable by others, a symlink) is refused, as they could swap the link for
 one to a pty of their own. A bare name (no folder) is a link in the runtime folder.
 
+A link whose owner was killed still points at its old pty number, and the kernel
+hands the lowest free number to the next pty anyone opens: the stale link then leads
+to some other program's pty. :func:`stale_link` tells such a link (its lock file is
+there and nobody holds it); a :class:`~hil_bridge.core.serial_link.SerialLink` does
+not open one and waits for a new owner instead.
+
 A pair only ever replaces what it could have made: a missing path, or a symlink into
 the pty folder (``/dev/pts``) whose owner is gone. Anything else at the path (a
 regular file, a folder, a device, a symlink elsewhere, a lock file holding something
@@ -39,6 +45,7 @@ import os
 import re
 import stat
 import sys
+import time
 import tty
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -74,6 +81,37 @@ def _owner_text(fd: int) -> str:
 
 def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "something else")
+
+
+#: How long :func:`_claim` keeps trying a lock that :func:`stale_link` may be testing.
+CLAIM_RETRY_S = 0.25
+
+
+def stale_link(link: str | Path) -> str:
+    """Why the pty link ``link`` must not be opened, or "" if it may be.
+
+    A link is stale when it is a symlink whose lock file (:func:`lock_path`) exists and
+    nobody holds: its owner died without removing it. Anything else (a device, a link
+    without a lock file, a live owner's link) may be opened.
+    """
+    path = Path(link)
+    if not path.is_symlink():
+        return ""
+    lock = lock_path(path)
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        # Taken only if its owner is gone, and given back at once (_claim retries it).
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return ""
+    else:
+        owner = _owner_text(fd)
+    finally:
+        os.close(fd)
+    return f"its owner ({owner}) is gone; the pty it names may be another program's now"
 
 
 def _check_replaceable(link: Path, pty_folder: Path) -> None:
@@ -155,7 +193,7 @@ def _claim(link: Path, pty_folder: Path) -> int:
             reason = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror
             raise HilBridgeError(f"cannot create pty link {link}: its lock file {path}: {reason}") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_soon(fd)
         except BlockingIOError:
             holder = _owner_text(fd)
             os.close(fd)
@@ -195,6 +233,23 @@ def _claim(link: Path, pty_folder: Path) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()} {_program()}\n".encode(), 0)
     return fd
+
+
+def _lock_soon(fd: int) -> None:
+    """Lock ``fd`` exclusively, trying for :data:`CLAIM_RETRY_S`: a reader's test lock is brief.
+
+    Raises:
+        BlockingIOError: a live owner holds it.
+    """
+    deadline = time.monotonic() + CLAIM_RETRY_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.002)
 
 
 def _program() -> str:

@@ -13,7 +13,10 @@ when the tty buffer is full (the peer stopped reading), which would hang the loo
 
 When the device disappears (USB unplugged, MCU reset, pty closed) the read or write
 fails; the link closes the port, says so in :attr:`state` and :attr:`detail`, and
-reopens it with exponential backoff on later polls. :attr:`generation` counts
+reopens it with exponential backoff on later polls. A pty link whose owner was killed
+is not reopened until a new owner has made it again
+(:func:`~hil_bridge.core.pty_link.stale_link`): its old pty number may be another
+program's pty by then. :attr:`generation` counts
 successful opens, so a user can reset its decoder after a reconnect.
 
 Every method holds the link's lock for the few microseconds it needs, so one thread
@@ -34,6 +37,7 @@ from enum import Enum
 import serial
 
 from hil_bridge.core.lockstep_io import OwedBytes
+from hil_bridge.core.pty_link import stale_link
 from hil_bridge.core.runtime_dir import link_path
 from hil_bridge.errors import HilBridgeError
 
@@ -130,6 +134,10 @@ class SerialLink:
     def _try_open(self) -> None:
         now = self._clock()
         if now < self._next_attempt:
+            return
+        stale = stale_link(self.port)
+        if stale:
+            self._schedule_retry(f"{self.port}: not opened: {stale}")
             return
         try:
             port = serial.Serial()
