@@ -50,6 +50,10 @@ RUN_BEFORE = 60.0
 #: Generous bound on the recovery: a few heartbeat periods and watchdog timeouts; the
 #: mechanism itself needs RESYNC_AFTER lines.
 RECOVERY_BOUND = 4.0
+#: Frames (30 Hz) the live loop runs before its peer restarts: 2 s, dozens of lines
+#: each way, so a receiver stuck on the old numbers would drop far more than the
+#: RESYNC_AFTER - 1 the tests allow.
+LIVE_FRAMES = 60
 
 
 class Mcu(Protocol):
@@ -333,11 +337,12 @@ def test_live_loop_hears_a_restarted_mcu_behind_an_open_port_again(
         spawn(loop_node(tmp_path / "cmd_proxy"), name="loop")
         driver = Driver(probe)
         probe.wait_for(driver.driving, timeout=30.0, what="TL1 shows the loop's commands")
-        # Hundreds of lines: a receiver stuck on the old numbers would drop as many.
+        # Dozens of lines each way (RESYNC_AFTER is 3): a receiver stuck on the old
+        # numbers would drop as many.
         probe.wait_for(
-            lambda: int(latest_diagnostics(probe, "control_loop").get("frames", "0")) > 150,
+            lambda: int(latest_diagnostics(probe, "control_loop").get("frames", "0")) > LIVE_FRAMES,
             timeout=30.0,
-            what="the loop running for 5 s",
+            what=f"the loop running for {LIVE_FRAMES} frames",
         )
         os.killpg(mcu.pid, signal.SIGKILL)
         mcu.wait()
@@ -367,9 +372,9 @@ def test_live_mcu_follows_a_restarted_loop(tmp_path: Path, spawn: Any, probe: Ro
     driver = Driver(probe)
     probe.wait_for(driver.driving, timeout=30.0, what="TL1 shows the loop's commands")
     probe.wait_for(
-        lambda: int(latest_diagnostics(probe, "control_loop").get("frames", "0")) > 150,
+        lambda: int(latest_diagnostics(probe, "control_loop").get("frames", "0")) > LIVE_FRAMES,
         timeout=30.0,
-        what="the loop running for 5 s",
+        what=f"the loop running for {LIVE_FRAMES} frames",
     )
     os.killpg(loop.pid, signal.SIGKILL)
     loop.wait()
