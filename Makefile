@@ -46,7 +46,7 @@ pytest:
 # Workers of the parallel pass: pytest-xdist's `auto` is one per core; PYTEST_WORKERS=3 overrides.
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL = echo "== pytest, parallel ($(PYTEST_WORKERS) workers): ws/src/*/test, test/, firmware/test"; \
-	pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=10 $(PYTEST_ARGS)
 PYTEST_SERIAL = echo "== pytest, serial: the tests marked serial, alone"; pytest --only-serial $(PYTEST_ARGS)
 # Either pass may collect nothing (exit 5: PYTEST_ARGS chose none of its tests), not both.
 VERDICT = if [ $$parallel -eq 5 ] && [ $$serial -eq 5 ]; then \

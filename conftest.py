@@ -4,6 +4,8 @@
   test runs on one machine never hear each other), and localhost-only discovery, set
   before anything is collected: launch_testing's items, which get no fixtures, and the
   processes they launch are in it too. ``ros_domain`` (session fixture) gives its id.
+* Hypothesis examples have no deadline and no too_slow health check (profile ``hil``):
+  both measure the machine's load, not the code.
 * ``spawn``: starts helper processes in their own process group (as another user if
   asked) and kills the whole group at teardown.
 * At the end of the session any process the tests left behind is reported, killed,
@@ -32,6 +34,13 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis's per-example deadline (200 ms) and its too_slow health check time the
+# machine, not the code under test: on a loaded machine (a parallel run, a busy
+# neighbour) they would fail tests that are right.
+settings.register_profile("hil", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("hil")
 
 #: Fast DDS maps a domain id to UDP ports; ids above 232 overflow them on Linux.
 #: 0..99 are left to the user's own ROS graphs.

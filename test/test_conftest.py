@@ -1,7 +1,7 @@
 """The root conftest.py in a parallel run: a domain per worker, leftovers per worker, serial tests apart.
 
-Each case runs an inner pytest (pytest-xdist, two workers) on a few tests written to
-``tmp_path`` beside a copy of the root conftest.py, and reads what they saw.
+Each case runs an inner pytest on a few tests written to ``tmp_path`` beside a copy of
+the root conftest.py, and reads what they saw (a file per test).
 """
 
 from __future__ import annotations
@@ -21,15 +21,26 @@ markers =
     serial: cannot share the machine
     ros: DDS traffic
 """
-#: Writes what the test saw to <pid>-<test>.json beside it.
+#: Writes what the test saw to <pid>-<name>.json beside it.
 RECORD = """
 import json, os
 from pathlib import Path
 
 def record(name, **extra):
-    seen = {"pid": os.getpid(), "domain": os.environ["ROS_DOMAIN_ID"],
+    seen = {"name": name, "pid": os.getpid(), "domain": os.environ["ROS_DOMAIN_ID"],
             "worker": os.environ.get("PYTEST_XDIST_WORKER", ""), **extra}
     Path(__file__).with_name(f"{os.getpid()}-{name}.json").write_text(json.dumps(seen))
+"""
+SERIAL_AND_PLAIN = """
+import pytest
+from record import record
+
+def test_plain():
+    record("plain")
+
+@pytest.mark.serial
+def test_serial():
+    record("serial")
 """
 
 
@@ -50,77 +61,48 @@ def run_inner(folder: Path, tests: str, *args: str) -> subprocess.CompletedProce
     )
 
 
-SERIAL_AND_PLAIN = """
-import pytest
-from record import record
-
-def test_plain():
-    record("plain")
-
-@pytest.mark.serial
-def test_serial():
-    record("serial")
-"""
-
-
 def seen(folder: Path) -> list[dict[str, str]]:
     return [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
 
 
-def test_each_worker_claims_a_ros_domain_of_its_own(tmp_path: Path) -> None:
-    tests = "from record import record\n" + "".join(
-        f"def test_{i}():\n    import time; time.sleep(0.2); record('t{i}')\n" for i in range(4)
+def test_a_parallel_run_gives_each_worker_a_domain_fails_on_a_workers_leftover_and_skips_serial(
+    tmp_path: Path,
+) -> None:
+    tests = SERIAL_AND_PLAIN + "".join(
+        f"\ndef test_{i}():\n    import time; time.sleep(0.2); record('t{i}')\n" for i in range(4)
     )
-    result = run_inner(tmp_path, tests, "-n", "2")
-    assert result.returncode == 0, result.stdout + result.stderr
-    records = seen(tmp_path)
-    domains = {r["worker"]: r["domain"] for r in records}
-    assert sorted(domains) == ["gw0", "gw1"], records
-    assert len(set(domains.values())) == 2, records
-    for r in records:
-        assert domains[r["worker"]] == r["domain"], records  # one domain per worker throughout
-
-
-def test_a_process_left_behind_in_a_worker_fails_the_run_and_is_killed(tmp_path: Path) -> None:
-    tests = """
-import subprocess
-from record import record
-
+    tests += """
 def test_leaves_a_process():
-    proc = subprocess.Popen(["sleep", "600"])
-    record("leak", child=proc.pid)
-
-def test_clean():
-    pass
+    import subprocess
+    record("leak", child=subprocess.Popen(["sleep", "600"]).pid)
 """
     result = run_inner(tmp_path, tests, "-n", "2")
-    assert result.returncode == 1, result.stdout + result.stderr
-    (leak,) = seen(tmp_path)
-    child = leak["child"]
-    message = f"tests left processes behind: {leak['worker']}: sleep (pid {child})"
-    assert message in result.stderr, result.stderr
-    status = Path(f"/proc/{child}/stat")
+    output = result.stdout + result.stderr
+    records = {r["name"]: r for r in seen(tmp_path)}
+    assert "serial" not in records and "plain" in records, output
+    domains = {r["worker"]: r["domain"] for r in records.values()}
+    assert sorted(domains) == ["gw0", "gw1"], records
+    assert len(set(domains.values())) == 2, records
+    assert all(domains[r["worker"]] == r["domain"] for r in records.values()), records  # one each throughout
+    assert result.returncode == 1, output  # the leftover, not a failed test
+    leak = records["leak"]
+    message = f"tests left processes behind: {leak['worker']}: sleep (pid {leak['child']})"
+    assert message in result.stderr, output
+    status = Path(f"/proc/{leak['child']}/stat")
     assert not status.exists() or status.read_text().split(")")[1].split()[0] == "Z", "the leftover runs on"
 
 
-@pytest.mark.parametrize(
-    ("args", "ran"),
-    [
-        (["-n", "2"], ["plain"]),
-        (["--only-serial"], ["serial"]),
-        ([], ["plain", "serial"]),
-    ],
-)
-def test_serial_tests_are_left_out_of_a_parallel_run_and_run_alone_with_only_serial(
+@pytest.mark.parametrize(("args", "ran"), [(["--only-serial"], ["serial"]), ([], ["plain", "serial"])])
+def test_only_serial_runs_just_the_serial_tests_and_a_plain_run_all(
     tmp_path: Path, args: list[str], ran: list[str]
 ) -> None:
     result = run_inner(tmp_path, SERIAL_AND_PLAIN, *args)
-    assert result.returncode == 0, result.stdout + result.stderr  # the workers are no leftovers
-    assert sorted(path.stem.split("-", 1)[1] for path in tmp_path.glob("*.json")) == ran, result.stdout
+    assert result.returncode == 0, result.stdout + result.stderr  # no leftovers either
+    assert sorted(r["name"] for r in seen(tmp_path)) == ran, result.stdout
 
 
 def test_only_serial_refuses_workers(tmp_path: Path) -> None:
     result = run_inner(tmp_path, SERIAL_AND_PLAIN, "--only-serial", "-n", "2")
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout + result.stderr
     assert "--only-serial runs the tests that cannot share the machine: not with -n" in result.stderr
-    assert list(tmp_path.glob("*.json")) == []
+    assert seen(tmp_path) == []

@@ -26,6 +26,8 @@ import pytest
 
 pytestmark = [
     pytest.mark.ros,
+    # One worker of a parallel run makes (and removes) the module's one throwaway user.
+    pytest.mark.xdist_group("system_users"),
     pytest.mark.skipif(
         os.geteuid() != 0 or shutil.which("useradd") is None,
         reason="needs root and useradd to make a second user",
