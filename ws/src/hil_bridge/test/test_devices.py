@@ -47,6 +47,9 @@ def test_device_library_ships_every_device_of_the_design() -> None:
         "mpu6050",
         "ir_receiver_nec",
         "push_button",
+        "l298n",
+        "line_sensor_analog",
+        "line_sensor_digital",
     }
 
 

@@ -34,6 +34,34 @@ Signal ids (:func:`assign_signal_ids`): an instance's ``ids`` or the config's ``
 where given, every other signal the lowest id still free, in device and signal
 order; without explicit ids that is 0, 1, 2... Ids are unique on a link.
 
+A config may also describe the device for robot profiles
+(:mod:`hil_bridge.core.profile`), in four optional sections:
+
+.. code-block:: json
+
+    {"pins": [{"name": "ena", "mcu": "output", "needs": "pwm", "signal": "enable"},
+              {"name": "in1", "mcu": "output", "needs": "digital", "signal": "a"}],
+     "params": {"wheel": {"choices": ["left", "right"], "description": "..."},
+                "gear_ratio": {"default": 48, "min": 1, "max": 1000, "unit": "", "description": "..."}},
+     "model": {"kind": "l298n", "role": "driver", "in_full_scale": 1024},
+     "coupling": {"kind": "hc_sr04"}}
+
+* ``pins``: the device's MCU pins as a profile wires them, seen from the MCU
+  (``mcu``: ``output`` the MCU drives it, ``input`` the MCU reads it, ``bus`` both);
+  ``needs`` what the pin must be able to do (:data:`PIN_NEEDS`); ``signal`` the
+  signal it carries (default: the signal of the same name, if any; a handler's pins
+  carry none of their own). A PWM-mode INPUT signal on a pin that ``needs``
+  ``digital`` is measured as a duty on a timer pin and as a level elsewhere (the
+  inputs of an L298 take either).
+* ``params``: what a profile may set per device: a number (``default``, ``min``,
+  ``max``, ``unit``, ``description``) or one of ``choices`` (text); no ``default``
+  means the profile must give it.
+* ``model``: the simulator's model ``kind`` and its fixed data; ``role`` ``driver``
+  (drives the wheel named by the ``wheel`` parameter) or ``joint`` (devices may ride
+  on it, a servo).
+* ``coupling``: the ``kind`` of the firmware-in-the-loop harness's model
+  (``hil_sim.core.simavr.HANDLER_KINDS``; default: the handler's template).
+
 Device configs in the HIL thesis' shape (``handler: {name, file, pins: [{name, mode,
 direction}]}`` with a ``.hlr`` handler file) are recognised by
 :func:`load_device_config` and imported by :mod:`hil_bridge.core.thesis_import`.
@@ -48,7 +76,7 @@ import contextlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -117,9 +145,81 @@ class Handler:
     file: str = ""
 
 
+#: What a device's pin may need of the MCU pin it is wired to.
+PIN_NEEDS = ("digital", "pwm", "analog", "interrupt", "i2c_sda", "i2c_scl", "uart_rx", "uart_tx")
+#: How the MCU uses a device pin.
+PIN_USES = ("output", "input", "bus")
+#: Roles of a device's simulator model that a profile checks.
+MODEL_ROLES = ("driver", "joint")
+
+
+@dataclass(frozen=True)
+class DevicePin:
+    """One MCU pin of a device, as a robot profile wires it."""
+
+    name: str
+    #: ``output``: the MCU drives it; ``input``: the MCU reads it; ``bus``: both (I2C).
+    mcu: str
+    #: What the MCU pin must be able to do (one of :data:`PIN_NEEDS`).
+    needs: str
+    #: The signal it carries, or "" (a handler pin: the handler serves the signals).
+    signal: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class DeviceParam:
+    """A parameter a robot profile may set on a device: a number in a range, or a choice."""
+
+    name: str
+    #: None: the profile must give it.
+    default: float | str | None
+    description: str = ""
+    min: float = -math.inf
+    max: float = math.inf
+    unit: str = ""
+    #: Non-empty: the value is one of these texts.
+    choices: tuple[str, ...] = ()
+
+    def check(self, value: Any, where: str) -> float | str:
+        """``value`` if it fits, as a float (numbers) or text (choices).
+
+        Raises:
+            HilBridgeError: naming ``where``, the value and what would fit.
+        """
+        if self.choices:
+            if not isinstance(value, str) or value not in self.choices:
+                raise HilBridgeError(f"{where}: {value!r:.40} is not one of {', '.join(self.choices)}")
+            return value
+        number = math.nan
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            with contextlib.suppress(OverflowError):
+                number = float(value)
+        if not math.isfinite(number):
+            raise HilBridgeError(f"{where}: {value!r:.40} is not a finite number")
+        if not self.min <= number <= self.max:
+            unit = f" {self.unit}" if self.unit else ""
+            raise HilBridgeError(f"{where}: {number:g} is outside {self.min:g}..{self.max:g}{unit}")
+        return number
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The simulator's model of a device: its kind, role and fixed data."""
+
+    kind: str
+    #: ``driver``, ``joint`` or "" (:data:`MODEL_ROLES`).
+    role: str = ""
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class DeviceConfig:
-    """One kind of device: its signals and optional handler and data table."""
+    """One kind of device: its signals and optional handler and data table.
+
+    ``pins``, ``params``, ``model`` and ``coupling`` describe it for robot profiles
+    (module docstring); a config without them serves device sets as before.
+    """
 
     name: str
     signals: tuple[SignalSpec, ...]
@@ -127,6 +227,19 @@ class DeviceConfig:
     handler: Handler | None = None
     table: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    pins: tuple[DevicePin, ...] = ()
+    params: Mapping[str, DeviceParam] = field(default_factory=dict)
+    model: ModelSpec | None = None
+    #: The harness model's kind (``HANDLER_KINDS``), or "" (the handler's template).
+    coupling: str = ""
+
+    def pin(self, name: str) -> DevicePin | None:
+        """The pin called ``name``, or None."""
+        return next((pin for pin in self.pins if pin.name == name), None)
+
+    def pin_of_signal(self, signal: str) -> DevicePin | None:
+        """The pin carrying ``signal``, or None."""
+        return next((pin for pin in self.pins if pin.signal == signal), None)
 
     def signal(self, name: str) -> SignalSpec:
         """The signal called ``name``.
@@ -153,7 +266,9 @@ class DeviceInstance:
 #: Signal ids are bytes; 0xFF is the frame's start byte.
 MAX_SIGNAL_ID = 254
 
-_DEVICE_KEYS = {"name", "description", "signals", "handler", "table"}
+_DEVICE_KEYS = {"name", "description", "signals", "handler", "table", "pins", "params", "model", "coupling"}
+_PIN_KEYS = {"name", "mcu", "needs", "signal", "description"}
+_PARAM_KEYS = {"default", "min", "max", "unit", "description", "choices"}
 _SIGNAL_KEYS = {
     "name",
     "direction",
@@ -278,6 +393,112 @@ def _handler_from_mapping(raw: Any, where: str, base: Path | None) -> Handler:
     return Handler(template=raw["template"], pins=tuple(pins), text=text, file=str(path))
 
 
+def _text(data: dict[str, Any], key: str, where: str, default: str = "") -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str):
+        raise HilBridgeError(f"{where}: field {key!r}: expected text")
+    return value
+
+
+def _pins_from_list(
+    raw: Any, specs: Sequence[SignalSpec], handler: Handler | None, where: str
+) -> tuple[DevicePin, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise HilBridgeError(f"{where}: field 'pins': expected a non-empty list of {{name, mcu, needs}}")
+    signals = {spec.name for spec in specs}
+    served = set(handler.pins) if handler is not None else set()
+    pins: list[DevicePin] = []
+    for index, entry in enumerate(raw):
+        at = f"{where}: pins[{index}]"
+        if not isinstance(entry, dict):
+            raise HilBridgeError(f"{at}: expected an object")
+        unknown = sorted(set(entry) - _PIN_KEYS)
+        if unknown:
+            raise HilBridgeError(f"{at}: unknown field(s) {unknown} (known: {', '.join(sorted(_PIN_KEYS))})")
+        name = entry.get("name")
+        if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+            raise HilBridgeError(f"{at}: field 'name': {name!r:.40} is not an identifier")
+        at = f"{at} ({name})"
+        if any(pin.name == name for pin in pins):
+            raise HilBridgeError(f"{at}: field 'name': {name!r} is used twice")
+        mcu, needs = entry.get("mcu"), entry.get("needs")
+        if mcu not in PIN_USES:
+            raise HilBridgeError(f"{at}: field 'mcu': {mcu!r:.40} is not one of {'|'.join(PIN_USES)}")
+        if needs not in PIN_NEEDS:
+            raise HilBridgeError(f"{at}: field 'needs': {needs!r:.40} is not one of {'|'.join(PIN_NEEDS)}")
+        default_signal = name if name in signals and name not in served else ""
+        signal = _text(entry, "signal", at, default_signal)
+        if signal and signal not in signals:
+            raise HilBridgeError(f"{at}: field 'signal': the device has no signal {signal!r}")
+        if signal and any(pin.signal == signal for pin in pins):
+            raise HilBridgeError(f"{at}: field 'signal': {signal!r} is already another pin's")
+        pins.append(DevicePin(name, mcu, needs, signal, _text(entry, "description", at)))
+    missing = sorted(served - {pin.name for pin in pins})
+    if missing:
+        raise HilBridgeError(f"{where}: field 'pins': the handler's pin(s) {missing} are not declared")
+    return tuple(pins)
+
+
+def _param_from_mapping(name: str, raw: Any, where: str) -> DeviceParam:
+    at = f"{where}: params.{name}"
+    if not _IDENTIFIER.fullmatch(name):
+        raise HilBridgeError(f"{at}: {name!r:.40} is not an identifier")
+    if not isinstance(raw, dict):
+        raise HilBridgeError(f"{at}: expected {{default, min, max, unit, description}} or {{choices}}")
+    unknown = sorted(set(raw) - _PARAM_KEYS)
+    if unknown:
+        raise HilBridgeError(f"{at}: unknown field(s) {unknown} (known: {', '.join(sorted(_PARAM_KEYS))})")
+    description, unit = _text(raw, "description", at), _text(raw, "unit", at)
+    if "choices" in raw:
+        choices = raw["choices"]
+        if not isinstance(choices, list) or not choices or not all(isinstance(c, str) for c in choices):
+            raise HilBridgeError(f"{at}: field 'choices': expected a non-empty list of texts")
+        if "min" in raw or "max" in raw:
+            raise HilBridgeError(f"{at}: a parameter has either choices or min and max")
+        param = DeviceParam(name, None, description, unit=unit, choices=tuple(choices))
+        default = raw.get("default")
+        if default is not None:
+            param = replace(param, default=param.check(default, f"{at}.default"))
+        return param
+    for key in ("default", "min", "max"):
+        if key not in raw:
+            raise HilBridgeError(f"{at}: missing field {key!r}")
+    low, high = _number(raw["min"], at, "min"), _number(raw["max"], at, "max")
+    if not low <= high:
+        raise HilBridgeError(f"{at}: field 'max': {high:g} is below min {low:g}")
+    param = DeviceParam(name, None, description, low, high, unit)
+    return replace(param, default=param.check(raw["default"], f"{at}.default"))
+
+
+def _params_from_mapping(raw: Any, where: str) -> dict[str, DeviceParam]:
+    if not isinstance(raw, dict):
+        raise HilBridgeError(f"{where}: field 'params': expected {{name: {{default, min, max, ...}}}}")
+    return {name: _param_from_mapping(name, entry, where) for name, entry in raw.items()}
+
+
+def _model_from_mapping(raw: Any, where: str) -> ModelSpec:
+    if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) or not raw["kind"]:
+        raise HilBridgeError(f"{where}: field 'model': expected {{kind, ...}}")
+    role = raw.get("role", "")
+    if role not in ("", *MODEL_ROLES):
+        raise HilBridgeError(
+            f"{where}: field 'model.role': {role!r:.40} is not one of {'|'.join(MODEL_ROLES)}"
+        )
+    data = {key: value for key, value in raw.items() if key not in ("kind", "role")}
+    return ModelSpec(raw["kind"], role, data)
+
+
+def _coupling_from_mapping(raw: Any, where: str) -> str:
+    if (
+        not isinstance(raw, dict)
+        or set(raw) != {"kind"}
+        or not isinstance(raw["kind"], str)
+        or not raw["kind"]
+    ):
+        raise HilBridgeError(f"{where}: field 'coupling': expected {{kind: <the harness's model>}}")
+    return str(raw["kind"])
+
+
 def device_from_mapping(data: Any, *, source: str, base: Path | None = None) -> DeviceConfig:
     """Validate one device config given as parsed JSON.
 
@@ -314,7 +535,13 @@ def device_from_mapping(data: Any, *, source: str, base: Path | None = None) -> 
     description = data.get("description", "")
     if not isinstance(description, str):
         raise HilBridgeError(f"{where}: field 'description': expected text")
-    return DeviceConfig(name, specs, description, handler, table, source)
+    pins = _pins_from_list(data["pins"], specs, handler, where) if "pins" in data else ()
+    params = _params_from_mapping(data["params"], where) if "params" in data else {}
+    model = _model_from_mapping(data["model"], where) if "model" in data else None
+    coupling = _coupling_from_mapping(data["coupling"], where) if "coupling" in data else ""
+    if model is not None and model.role == "driver" and "wheel" not in params:
+        raise HilBridgeError(f"{where}: field 'params': a driver (model.role) needs the parameter 'wheel'")
+    return DeviceConfig(name, specs, description, handler, table, source, pins, params, model, coupling)
 
 
 def check_unique_ids(ids: Iterable[tuple[str, int | None]], where: str) -> None:

@@ -48,7 +48,8 @@ from hil_bridge.core.avr_build import build_sketch
 from hil_bridge.core.boards import BOARDS, Board
 from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.config_file import load_yaml
-from hil_bridge.core.devices import DeviceConfig, Direction, Handler, PinMode, SignalType
+from hil_bridge.core.devices import DeviceConfig, Direction, PinMode, SignalType
+from hil_bridge.core.elf import check_avr_elf
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
@@ -99,41 +100,17 @@ def firmware_dir() -> Path:
     return folder
 
 
-#: What an AVR program's ELF header holds (e_ident, e_type, e_machine).
-ELF_MAGIC = b"\x7fELF"
-ELFCLASS32, ELFDATA2LSB, ET_EXEC, EM_AVR = 1, 1, 2, 83
-#: Machines a firmware built for the wrong target is likely to be (e_machine: name).
-_MACHINES = {3: "x86", 40: "ARM", 62: "x86-64", 183: "AArch64", 243: "RISC-V", 94: "Xtensa (ESP32)"}
-
-
 def check_firmware(path: str | Path) -> Path:
     """``path``, once its ELF header says it is an AVR program simavr can load.
 
-    The harness would otherwise fail only at the run's start, in its own words.
+    The harness would otherwise fail only at the run's start, in its own words
+    (:func:`hil_bridge.core.elf.check_avr_elf`).
 
     Raises:
         HilSimError: no such file, unreadable, or not a 32-bit little-endian executable
             ELF for the AVR (EM_AVR, 83); names the file and what it is instead.
     """
-    elf = Path(path)
-    if not elf.exists():
-        raise HilSimError(f"firmware {elf}: no such file")
-    try:
-        with elf.open("rb") as file:
-            head = file.read(20)
-    except OSError as exc:
-        raise HilSimError(f"firmware {elf}: cannot read it: {exc.strerror or exc}") from exc
-    if len(head) < 20 or head[:4] != ELF_MAGIC:
-        raise HilSimError(f"firmware {elf}: not an ELF file (it begins {head[:4]!r})")
-    machine = int.from_bytes(head[18:20], "little" if head[5] == ELFDATA2LSB else "big")
-    if machine != EM_AVR:
-        name = _MACHINES.get(machine, "not AVR")
-        raise HilSimError(f"firmware {elf}: an ELF for machine {machine} ({name}), not AVR ({EM_AVR})")
-    if head[4] != ELFCLASS32 or head[5] != ELFDATA2LSB:
-        raise HilSimError(f"firmware {elf}: not a 32-bit little-endian ELF, as avr-gcc makes")
-    if int.from_bytes(head[16:18], "little") != ET_EXEC:
-        raise HilSimError(f"firmware {elf}: an ELF object, not a linked program (link it with avr-gcc)")
-    return elf
+    return check_avr_elf(path, error=HilSimError)
 
 
 def _say(progress: Callable[[str], None] | None) -> Callable[[str], None]:
@@ -371,12 +348,15 @@ def _number(value: float) -> str:
     return repr(float(value)) if not float(value).is_integer() else str(int(value))
 
 
-def _plain_input(slot: SignalSlot, wiring: RobotWiring) -> str:
+def _plain_input(slot: SignalSlot, wiring: RobotWiring, config: DeviceConfig) -> str:
     key, spec = f"{slot.device}.{slot.name}", slot.spec
     pin = _digital(wiring, key)
     if spec.mode is not PinMode.PWM:
         return f"level {pin}"
     pwm_pins = wiring.spec.pwm_pins
+    carrier = config.pin_of_signal(slot.name)
+    if pin not in pwm_pins and carrier is not None and carrier.needs == "digital":
+        return f"level {pin}"  # a pin that takes levels or PWM (an L298's IN), wired to a plain pin
     if pin not in pwm_pins:
         raise HilSimError(
             f"{wiring.source}: pins.{key}: pin {pin} has no PWM on the {wiring.board}"
@@ -457,28 +437,17 @@ HANDLER_KINDS: Mapping[str, CouplingKind] = {
 
 
 def device_params(config: DeviceConfig) -> dict[str, ParamSpec]:
-    """The parameters a device config declares, each a :class:`ParamSpec`.
+    """The numeric parameters a device config declares (its ``params``), each a :class:`ParamSpec`.
 
-    They are ``table.params``: name -> default, min, max, unit, description.
-
-    Raises:
-        HilSimError: a malformed declaration; names the config and the parameter.
+    Parameters that are a choice (a motor driver's ``wheel``) are the simulator's, not
+    the harness's, and are left out.
     """
-    declared = config.table.get("params", {})
-    where = f"{config.source}: device {config.name}: table.params"
-    if not isinstance(declared, dict):
-        raise HilSimError(f"{where}: expected {{name: {{default, min, max, unit, description}}}}")
     specs: dict[str, ParamSpec] = {}
-    for name, entry in declared.items():
-        values = [entry.get(k) if isinstance(entry, dict) else None for k in ("default", "min", "max")]
-        numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if len(numbers) != 3:
-            raise HilSimError(f"{where}.{name}: expected numbers default, min and max")
-        default, low, high = numbers
-        if not low <= default <= high:
-            raise HilSimError(f"{where}.{name}: default {default:g} outside [{low:g}, {high:g}]")
-        text = f"{entry.get('description', '')} ({entry.get('unit', '')})".replace(" ()", "")
-        specs[name] = ParamSpec(name, default, text, low, high)
+    for name, param in config.params.items():
+        if param.choices or not isinstance(param.default, float):
+            continue
+        text = f"{param.description} ({param.unit})".replace(" ()", "")
+        specs[name] = ParamSpec(name, param.default, text, param.min, param.max)
     return specs
 
 
@@ -498,19 +467,16 @@ def _params_of(
     return values
 
 
-def _handler_line(
-    slot: SignalSlot, wiring: RobotWiring, handler: Handler, params: Mapping[str, float]
-) -> str:
-    coupling = HANDLER_KINDS.get(handler.template)
+def _handler_line(slot: SignalSlot, wiring: RobotWiring, kind: str, params: Mapping[str, float]) -> str:
+    coupling = HANDLER_KINDS.get(kind)
     if coupling is None:
         known = ", ".join(sorted(HANDLER_KINDS))
         raise HilSimError(
-            f"{slot.device}: the simavr harness has no model of handler {handler.template!r}"
-            f" (it models: {known})"
+            f"{slot.device}: the simavr harness has no model of handler {kind!r} (it models: {known})"
         )
     if slot.spec.direction is not coupling.direction:
         raise HilSimError(
-            f"{slot.device}.{slot.name}: handler {handler.template} serves {coupling.direction.value}"
+            f"{slot.device}.{slot.name}: handler {kind} serves {coupling.direction.value}"
             f" signals, this one is {slot.spec.direction.value}"
         )
     if coupling.twi:
@@ -535,15 +501,18 @@ def coupling_text(
 ) -> str:
     """The harness's coupling file: every signal of ``layout`` in frame order, with its pins.
 
-    Pins are those of ``wiring.board``. A device with a handler template the harness
-    models (:data:`HANDLER_KINDS`) is served by that kind, on the handler's pins:
+    Pins are those of ``wiring.board``. A device whose ``coupling`` (else its handler
+    template) names a model of the harness (:data:`HANDLER_KINDS`) is served by that
+    kind, on the handler's pins:
     ultrasonic rangers (``hc_sr04``: trigger, echo; ``ping``: signal), I2C parts on
     the TWI pins (``hmc5883l``, ``mpu6050``), wheel encoders (``quadrature_encoder``:
     a, b; ``single_channel_encoder``: signal), pulses the firmware drives
     (``servo``, ``buzzer``: signal), ``ws2812`` LEDs (din), an NEC IR receiver
     (``ir_receiver_nec``: out) and a bouncing ``push_button`` (contact). Other
     INPUT signals (MCU -> simulator) are measured on their pins: PWM mode as the
-    duty of the timer output, the rest as levels; other OUTPUT signals drive the MCU:
+    duty of the timer output (on a pin without a timer, as its level where the
+    device's pin ``needs`` only ``digital``: an L298's inputs), the rest as levels;
+    other OUTPUT signals drive the MCU:
     analog modes as ADC millivolts (unit V or ADC counts), digital modes as pin levels.
 
     Args:
@@ -551,8 +520,7 @@ def coupling_text(
         wiring: the board and which pin serves each signal or handler pin.
         period: the signal link's frame period in seconds.
         params: per device instance, parameters over the defaults its config declares
-            (``table.params``: ``push_button`` bounce_us and bounces, ``mpu6050``
-            ad0).
+            (``params``: ``push_button`` bounce_us and bounces, ``mpu6050`` ad0).
 
     Raises:
         HilSimError: a signal without a pin, a pin that cannot do the job, a signal
@@ -569,16 +537,17 @@ def coupling_text(
     values = {name: _params_of(name, config, overrides) for name, config in configs.items()}
     lines = ["# hil_simavr coupling, written by hil_sim.core.simavr", f"period_us {round(period * 1e6)}"]
     for slot in layout.slots:
-        spec, handler = slot.spec, configs[slot.device].handler
+        spec, config = slot.spec, configs[slot.device]
+        model = config.coupling or (config.handler.template if config.handler is not None else "")
         if spec.direction is Direction.INPUT:
             head = f"in {slot.id} {_number(spec.min)} {_number(spec.max)}"
         else:
             kind = "float" if spec.type is SignalType.FLOAT else "int"
             head = f"out {slot.id} {kind} {_number(spec.min)} {_number(spec.max)} {_number(spec.default)}"
-        if handler is not None:
-            body = _handler_line(slot, wiring, handler, values[slot.device])
+        if model:
+            body = _handler_line(slot, wiring, model, values[slot.device])
         elif spec.direction is Direction.INPUT:
-            body = _plain_input(slot, wiring)
+            body = _plain_input(slot, wiring, config)
         else:
             body = _plain_output(slot, wiring)
         lines.append(f"{head} {body}")
