@@ -36,6 +36,7 @@ setup(
             "hil_step = hil_bringup.console:hil_step",
             "hil_goto = hil_bringup.console:hil_goto",
             "hil_scenario = hil_bringup.console:hil_scenario",
+            "hil_robot = hil_bringup.robot_tool:main",
         ],
     },
 )

@@ -16,13 +16,14 @@ nano        ATmega328P    as the UNO, plus A6 and A7 (analog inputs only)
 mega2560    ATmega2560    0..69 (A0..A15 = 54..69); PWM 2..13, 44..46
 ==========  ============  ==========================================================
 
-All run at 16 MHz. Pins 0 and 1 are UART0 (the serial link).
+All run at 16 MHz. Pins 0 and 1 are UART0 (the serial link); the Mega's UART1..3
+(Serial1..3) are on pins 19/18, 17/16 and 15/14 (RX/TX).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hil_bridge.errors import HilBridgeError
@@ -66,6 +67,8 @@ class Board:
     sda: int
     scl: int
     frequency_hz: int = 16_000_000
+    #: Each hardware UART's (RX, TX) pins: Serial is UART 0, Serial1 UART 1...
+    uarts: Mapping[int, tuple[int, int]] = field(default_factory=lambda: {0: (0, 1)})
 
     @property
     def pwm_pins(self) -> tuple[int, ...]:
@@ -196,6 +199,7 @@ BOARDS: Mapping[str, Board] = {
     "mega2560": Board(
         "mega2560", "Mega 2560", "atmega2560", "mega", "AVR_MEGA2560", "arduino:avr:mega:cpu=atmega2560",
         256 * 1024 - 8 * 1024, 8192, _atmega2560_pins(), 54, 16, 20, 21,
+        uarts={0: (0, 1), 1: (19, 18), 2: (17, 16), 3: (15, 14)},
     ),
 }  # fmt: skip
 

@@ -50,6 +50,7 @@ from hil_bridge.core.devices import (
     SignalType,
     assign_signal_ids,
 )
+from hil_bridge.core.profile import RobotProfile, device_instances
 from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
 from hil_bridge.errors import HilBridgeError
 
@@ -176,6 +177,15 @@ class SignalLayout:
             return self._by_key[(device, name)]
         except KeyError:
             raise HilBridgeError(f"no signal {device}.{name} on this link") from None
+
+
+def profile_layout(profile: RobotProfile) -> SignalLayout:
+    """The signal link of a robot profile: its devices in profile order, tied pins' signals left out.
+
+    Raises:
+        HilBridgeError: more than 255 signals.
+    """
+    return SignalLayout(device_instances(profile))
 
 
 @dataclass(frozen=True)

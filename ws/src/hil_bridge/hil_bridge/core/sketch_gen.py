@@ -37,8 +37,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hil_bridge.core.devices import DeviceInstance, Direction, PinMode, SignalSpec, SignalType
+from hil_bridge.core.profile import RobotProfile, device_instances
 from hil_bridge.core.signal_protocol import SignalLayout
-from hil_bridge.core.wiring import PINS, Capability, PinNeed, Wiring, check_wiring, pin_needs
+from hil_bridge.core.wiring import (
+    PINS,
+    Capability,
+    PinNeed,
+    Wiring,
+    autowire,
+    check_wiring,
+    pin_needs,
+)
 from hil_bridge.errors import HilBridgeError
 
 SECTIONS = ("INCLUDES", "PINS", "DECLARATIONS", "SETUP", "LOOP", "FUNCTIONS", "UPDATE")
@@ -167,6 +176,23 @@ def needs_of(devices: Sequence[DeviceInstance], templates: Mapping[str, HandlerT
         pins = {handler.template: template_for(device, templates).pins} if handler and own else library
         needs += pin_needs([device], pins)
     return needs
+
+
+def profile_sketch_inputs(
+    profile: RobotProfile, templates: Mapping[str, HandlerTemplate], *, board: str = "nano"
+) -> tuple[list[DeviceInstance], Wiring]:
+    """The device set and bridge-board wiring of a robot profile, for :func:`generate_sketch`.
+
+    The bridge board's pins are its own, autowired as ``hil_sketch generate`` does
+    (:func:`hil_bridge.core.wiring.autowire`): an analog input of the robot's MCU is
+    fed from a PWM pin of the bridge board through an RC filter, so the two boards'
+    pin numbers differ. ``hil_robot show`` lists which goes to which.
+
+    Raises:
+        HilBridgeError: a device without a handler template it needs, or no free pin.
+    """
+    devices = device_instances(profile)
+    return devices, autowire(needs_of(devices, templates), board=board)
 
 
 def _c_number(value: float, kind: SignalType) -> str:

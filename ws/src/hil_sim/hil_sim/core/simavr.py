@@ -51,8 +51,9 @@ from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import DeviceConfig, Direction, PinMode, SignalType
 from hil_bridge.core.elf import check_avr_elf
 from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.profile import RobotProfile, coupling_params, mcu_pins
 from hil_bridge.core.runtime_dir import runtime_dir
-from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
+from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot, profile_layout
 from hil_bridge.errors import HilBridgeError
 from hil_sim.errors import HilSimError
 
@@ -296,6 +297,29 @@ def load_robot_wiring(path: str | Path = "") -> RobotWiring:
     if board not in BOARDS:
         raise HilSimError(f"{where}: board {board!r}: expected one of {sorted(BOARDS)}")
     return RobotWiring(board, {str(k): str(v).strip().upper() for k, v in data["pins"].items()}, str(where))
+
+
+def profile_wiring(profile: RobotProfile) -> RobotWiring:
+    """The robot wiring of a profile: its board and every wired pin.
+
+    The pins are :func:`hil_bridge.core.profile.mcu_pins`.
+
+    With :func:`hil_bridge.core.signal_protocol.profile_layout` and
+    :func:`~hil_bridge.core.profile.coupling_params` it makes the profile's coupling
+    (:func:`profile_coupling`).
+    """
+    return RobotWiring(profile.board, mcu_pins(profile), str(profile.source))
+
+
+def profile_coupling(profile: RobotProfile, *, period: float = 0.005) -> str:
+    """The harness's coupling file for a robot profile (:func:`coupling_text` of its layout and wiring).
+
+    Raises:
+        HilSimError: a signal the harness cannot serve; names the profile and the device.
+    """
+    return coupling_text(
+        profile_layout(profile), profile_wiring(profile), period=period, params=coupling_params(profile)
+    )
 
 
 def check_board(wiring: RobotWiring, board: str) -> None:
