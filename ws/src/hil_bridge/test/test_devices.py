@@ -119,6 +119,45 @@ def broken(path: list[Any], value: Any) -> dict[str, Any]:
         (broken(["signals", 0, "pin"], 3), "signal 0: unknown field(s) ['pin']"),
         (broken(["handler"], {"pins": ["a"]}), "field 'handler'"),
         (broken(["handler"], {"template": "t", "pins": ["1a"]}), "field 'handler.pins'"),
+        (broken(["pins"], []), "field 'pins': expected a non-empty list"),
+        (
+            broken(["pins"], [{"name": "pressed", "mcu": "in", "needs": "digital"}]),
+            "pins[0] (pressed): field 'mcu'",
+        ),
+        (
+            broken(["pins"], [{"name": "pressed", "mcu": "input", "needs": "spi"}]),
+            "field 'needs': 'spi' is not one of",
+        ),
+        (
+            broken(["pins"], [{"name": "p", "mcu": "input", "needs": "digital", "pin": 3}]),
+            "unknown field(s) ['pin']",
+        ),
+        (
+            broken(["pins"], [{"name": "p", "mcu": "input", "needs": "digital", "signal": "x"}]),
+            "has no signal 'x'",
+        ),
+        (broken(["pins"], [{"name": "p", "mcu": "input", "needs": "digital"}] * 2), "'p' is used twice"),
+        (
+            broken(["params"], {"hold": {"default": 2, "min": 0, "max": 1}}),
+            "params.hold.default: 2 is outside 0..1",
+        ),
+        (broken(["params"], {"hold": {"default": 0, "min": 0}}), "params.hold: missing field 'max'"),
+        (broken(["params"], {"side": {"choices": []}}), "params.side: field 'choices'"),
+        (
+            broken(["params"], {"side": {"choices": ["l"], "default": "r"}}),
+            "params.side.default: 'r' is not one of l",
+        ),
+        (
+            broken(["params"], {"hold": {"default": 0, "min": 0, "max": 1, "step": 1}}),
+            "unknown field(s) ['step']",
+        ),
+        (broken(["model"], {"role": "driver"}), "field 'model': expected {kind, ...}"),
+        (broken(["model"], {"kind": "bumper", "role": "wheel"}), "field 'model.role': 'wheel' is not one of"),
+        (
+            broken(["model"], {"kind": "l298n", "role": "driver"}),
+            "a driver (model.role) needs the parameter 'wheel'",
+        ),
+        (broken(["coupling"], {"kind": "echo", "pins": []}), "field 'coupling': expected {kind"),
     ],
 )
 def test_invalid_config_error_names_file_device_signal_and_field(
@@ -233,3 +272,34 @@ def test_a_handler_may_bring_its_own_template_file(tmp_path: Path) -> None:
         "##PINS##\npin DIGITAL OUTPUT\n",
         str(tmp_path / "mine.tmpl"),
     )
+
+
+def test_profile_sections_describe_pins_params_and_model(tmp_path: Path) -> None:
+    data = {
+        **VALID,
+        "pins": [{"name": "contact", "mcu": "input", "needs": "interrupt", "signal": "pressed"}],
+        "params": {
+            "hold_s": {"default": 0.05, "min": 0, "max": 10, "unit": "s", "description": "held"},
+            "side": {"choices": ["left", "right"], "description": "which side"},
+        },
+        "model": {"kind": "bumper", "from_deg": -75},
+        "coupling": {"kind": "push_button"},
+    }
+    path = tmp_path / "bumper.json"
+    path.write_text(json.dumps(data))
+    config = load_device_config(path)
+    assert config.pin_of_signal("pressed") == config.pin("contact")
+    assert (config.params["hold_s"].default, config.params["hold_s"].max) == (0.05, 10)
+    assert config.params["side"].default is None and config.params["side"].choices == ("left", "right")
+    assert config.model is not None and (config.model.kind, dict(config.model.data)) == (
+        "bumper",
+        {"from_deg": -75},
+    )
+    assert config.coupling == "push_button"
+
+
+def test_every_library_device_declares_its_pins() -> None:
+    for config in LIBRARY.values():
+        assert config.pins, config.name
+        served = set(config.handler.pins) if config.handler else set()
+        assert {p.name for p in config.pins if not p.signal} == served, config.name

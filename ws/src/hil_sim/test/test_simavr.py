@@ -10,6 +10,7 @@ import pytest
 
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.devices import DeviceInstance, device_from_mapping, load_device_library
+from hil_bridge.core.profile import load_profile
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import SignalLayout
 from hil_sim.core import simavr
@@ -25,6 +26,8 @@ from hil_sim.core.simavr import (
     harness,
     load_robot_wiring,
     parse_defines,
+    profile_coupling,
+    profile_wiring,
 )
 from hil_sim.errors import HilSimError
 
@@ -64,6 +67,32 @@ def write_wiring(tmp_path: Path, changes: dict[str, str | None], board: str = "n
 
 def test_demo_robot_coupling_lists_every_signal_in_frame_order() -> None:
     assert coupling_text(signal_layout(), load_robot_wiring()) == DEMO_COUPLING
+
+
+def test_the_demo_profile_couples_exactly_the_demo_robots_pins() -> None:
+    profile = load_profile("demo")
+    assert profile_coupling(profile) == DEMO_COUPLING
+    assert dict(profile_wiring(profile).pins) == dict(load_robot_wiring().pins)
+
+
+@pytest.mark.parametrize(
+    ("pin", "line"),
+    [
+        ("9", "in 1 0 1024 pwm 9"),  # a timer pin: the duty of analogWrite, or of a level
+        ("8", "in 1 0 1024 level 8"),  # no timer: a level, 0 or 1024
+    ],
+)
+def test_an_input_that_takes_levels_or_pwm_is_measured_as_its_pin_allows(pin: str, line: str) -> None:
+    l298n = DeviceInstance("motor", LIBRARY["l298n"])
+    wiring = RobotWiring("uno", {"motor.enable": "5", "motor.a": pin, "motor.b": "7"}, "robot.yaml")
+    assert coupling_text(SignalLayout([l298n]), wiring).splitlines()[3] == line
+
+
+def test_an_enable_that_needs_pwm_on_a_plain_pin_is_refused() -> None:
+    l298n = DeviceInstance("motor", LIBRARY["l298n"])
+    wiring = RobotWiring("uno", {"motor.enable": "4", "motor.a": "8", "motor.b": "7"}, "robot.yaml")
+    with pytest.raises(HilSimError, match=r"robot.yaml: pins.motor.enable: pin 4 has no PWM on the uno"):
+        coupling_text(SignalLayout([l298n]), wiring)
 
 
 def test_robot_wiring_matches_the_pins_of_the_firmware() -> None:
