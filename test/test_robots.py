@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,24 @@ def test_each_robot_scenario_passes_hil_scenario_check(scenario: Path) -> None:
             load_scenario(scenario)
         pytest.xfail("needs the scenario key robot: (issue 23, item 2)")
     load_scenario(scenario)
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize(
+    "robot",
+    sorted(
+        p.name for p in ROBOTS.iterdir() if (p / "robot.yaml").is_file() and p.name not in AWAITING_ROBOT_KEY
+    ),
+)
+def test_each_robot_runs_its_scenarios_in_lockstep(tmp_path: Path, robot: str) -> None:
+    folder = ROBOTS / robot / "scenarios"
+    result = subprocess.run(
+        [sys.executable, "-m", "hil_bringup.scenario_runner", "run", str(folder), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    for scenario in (ROBOTS / robot / "scenarios").glob("*.yaml"):
+        assert f"PASS {scenario.stem} (" in result.stdout
