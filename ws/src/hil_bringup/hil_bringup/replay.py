@@ -23,12 +23,18 @@ from typing import Any
 from geometry_msgs.msg import Twist
 from std_msgs.msg import String
 
-from hil_bringup.core.bag import read_bag, run_options
+from hil_bridge.errors import HilBridgeError
+from hil_bringup.core.bag import RUN_KEY, read_bag, run_options
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.errors import HilBringupError
 from hil_bringup.runner import GraphRunner
+from hil_sim.errors import HilSimError
+from robot_control.errors import RobotControlError
 
 INPUT_TOPICS = ("/cmd_vel", "/robotCommand")
+#: Largest step (s) between two odom stamps of a sound bag: the simulator publishes
+#: odom every few milliseconds of simulated time.
+STAMP_GAP_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -50,34 +56,84 @@ def replay(bag: str | Path) -> Comparison:
     """Replay ``bag``'s inputs in a fresh lockstep run and compare odom.
 
     Raises:
-        HilBringupError: the bag is unreadable or was not recorded from a HIL run.
+        HilBringupError: the bag is unreadable or damaged, was not recorded from a HIL
+            run, or its run cannot be rebuilt (a recorded file is missing or refused).
     """
-    recorded = run_options(bag)
-    if not recorded:
-        raise HilBringupError(
-            f"{bag}: no HIL run options in the bag's metadata (not recorded by hil_sim_runner?)"
-        )
-    known = {f.name for f in fields(GraphOptions)}
-    options = GraphOptions(**{k: v for k, v in recorded.items() if k in known} | {"rtf": 0.0, "record": ""})
+    options = recorded_options(bag)
     inputs: list[tuple[float, str, Any]] = []
     trajectory: list[tuple[float, float, float]] = []
     prefix = f"/{options.namespace}" if options.namespace else ""
     odom_topic = f"{prefix}/odom"
+    previous = 0.0
     for topic, stamp, message in read_bag(bag, (*(prefix + t for t in INPUT_TOPICS), odom_topic)):
         if topic == odom_topic:
-            t = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
-            trajectory.append((t, message.pose.pose.position.x, message.pose.pose.position.y))
+            sec, nanosec = message.header.stamp.sec, message.header.stamp.nanosec
+            t = sec + nanosec * 1e-9
+            x, y = message.pose.pose.position.x, message.pose.pose.position.y
+            # Simulated time goes forward a period at a time: a stamp that jumps is damage
+            # (a flipped bit in the last one would have the replay run for ages).
+            sound = nanosec < 1_000_000_000 and previous <= t <= previous + STAMP_GAP_S
+            if not (sound and math.isfinite(x) and math.isfinite(y)):
+                raise HilBringupError(
+                    f"{bag}: the bag is damaged: the {odom_topic} message after t = {previous:.3f} s "
+                    f"says t = {t:.6g} s, x = {x:.6g} m, y = {y:.6g} m"
+                )
+            trajectory.append((t, x, y))
+            previous = t
         else:
             inputs.append((stamp * 1e-9, topic, message))
     if not trajectory:
         raise HilBringupError(f"{bag}: no {odom_topic} messages to compare with")
-    return _run(options, inputs, trajectory)
+    return _run(bag, options, inputs, trajectory)
+
+
+def recorded_options(bag: str | Path) -> GraphOptions:
+    """The options ``bag``'s run was recorded with, for a lockstep replay.
+
+    Raises:
+        HilBringupError: no run options in the bag, a value of the wrong type or out
+            of range, or a file they name (world, firmware) that is not there.
+    """
+    recorded = run_options(bag)
+    metadata = Path(bag) / "metadata.yaml"
+    if not recorded:
+        raise HilBringupError(
+            f"{bag}: no HIL run options in the bag's metadata (not recorded by hil_sim_runner?)"
+        )
+    values: dict[str, Any] = {}
+    for field in fields(GraphOptions):
+        if field.name not in recorded:
+            continue
+        value, default = recorded[field.name], field.default
+        kinds = (int, float) if isinstance(default, float) else (type(default),)
+        if isinstance(value, bool) is not isinstance(default, bool) or not isinstance(value, kinds):
+            where = f"{metadata}: custom_data.{RUN_KEY}.{field.name}"
+            raise HilBringupError(f"{where} = {value!r}, expected a value of type {type(default).__name__}")
+        values[field.name] = value
+    try:
+        options = GraphOptions(**values | {"rtf": 0.0, "record": ""})
+    except HilBringupError as exc:
+        raise HilBringupError(f"{metadata}: custom_data.{RUN_KEY}: {exc}") from None
+    for name, what in (("world", "world file"), ("firmware", "firmware")):
+        path = getattr(options, name)
+        if path and not Path(path).is_file():
+            raise HilBringupError(
+                f"{bag}: the run's {what} {path} is missing (recorded as {name} in "
+                f"{metadata}); the replay rebuilds the run from it"
+            )
+    return options
 
 
 def _run(
-    options: GraphOptions, inputs: list[tuple[float, str, Any]], trajectory: list[tuple[float, float, float]]
+    bag: str | Path,
+    options: GraphOptions,
+    inputs: list[tuple[float, str, Any]],
+    trajectory: list[tuple[float, float, float]],
 ) -> Comparison:
-    runner = GraphRunner(options)
+    try:
+        runner = GraphRunner(options)
+    except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
+        raise HilBringupError(f"{bag}: cannot rebuild the recorded run: {exc}") from None
     pending, expected = list(inputs), list(trajectory)
     loop = runner.loop
 

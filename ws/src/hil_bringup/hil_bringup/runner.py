@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import rclpy
@@ -170,7 +171,10 @@ class GraphRunner:
                     context=self.context,
                     parameter_overrides=_parameters({"use_sim_time": options.use_sim_time}),
                 )
-                recorder.run_options = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
+                run = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
+                for key in ("world", "firmware"):  # a replay may start in another folder
+                    run[key] = run[key] and str(Path(run[key]).resolve())
+                recorder.run_options = run
                 # Operator inputs as the loop took them, not as a second DDS reader got
                 # them (recorder_node): what a replay needs to repeat the run.
                 for each in self.chains:
