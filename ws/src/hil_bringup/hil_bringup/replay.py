@@ -23,13 +23,11 @@ from typing import Any
 from geometry_msgs.msg import Twist
 from std_msgs.msg import String
 
-from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.bag import RUN_KEY, read_bag, run_options
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.errors import HilBringupError
 from hil_bringup.runner import GraphRunner
-from hil_sim.errors import HilSimError
-from robot_control.errors import RobotControlError
+from hil_bringup.sim_runner import RUN_ERRORS
 
 INPUT_TOPICS = ("/cmd_vel", "/robotCommand")
 #: Largest step (s) between two odom stamps of a sound bag: the simulator publishes
@@ -132,7 +130,7 @@ def _run(
 ) -> Comparison:
     try:
         runner = GraphRunner(options)
-    except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
+    except RUN_ERRORS as exc:
         raise HilBringupError(f"{bag}: cannot rebuild the recorded run: {exc}") from None
     pending, expected = list(inputs), list(trajectory)
     loop = runner.loop
@@ -157,6 +155,8 @@ def _run(
                 _, x, y = expected.pop(0)
                 deviations.append(math.hypot(float(sim.x[0]) - x, float(sim.y[0]) - y))
             runner.step()
+    except RUN_ERRORS as exc:  # the physics went unstable in the recorded world, say
+        raise HilBringupError(f"{bag}: the replayed run failed at {sim.time:.3f} s: {exc}") from None
     finally:
         runner.stop()
     return Comparison(

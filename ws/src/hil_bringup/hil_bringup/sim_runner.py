@@ -19,7 +19,9 @@ are removed by the next run.
 With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
 robot 0 within the light's reference distance) has been done for a settle second;
 ``metrics.json`` records ``done`` and ``done_at_s``. Exit status: 0, or with
-``--until-done`` 1 if ``--duration`` ran out before the task was done; 2 on a bad
+``--until-done`` 1 if ``--duration`` ran out before the task was done; 1 when the run
+fails on the way (the physics goes numerically unstable, say: the message names the
+world; the report is still written, ``failure`` in ``metrics.json``); 2 on a bad
 configuration.
 """
 
@@ -51,7 +53,9 @@ if TYPE_CHECKING:
 #: Simulated seconds between trajectory samples of the report.
 SAMPLE_PERIOD = 0.05
 #: Why a run ended.
-Ending = Literal["done", "duration", "boards", "stopped"]
+Ending = Literal["done", "duration", "boards", "stopped", "failed"]
+#: What a failing run raises (a bad configuration, found before the run, raises them too).
+RUN_ERRORS = (HilBringupError, HilSimError, HilBridgeError, RobotControlError)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -283,6 +287,7 @@ def run(
         flush=True,
     )
     ending: Ending = "stopped"
+    log.metrics["failure"] = None
     try:
         if not signals.requested:  # a signal while the graph was being built: no run
             runner.start()
@@ -316,6 +321,9 @@ def run(
         print(f"hil_sim_runner: link faults: {fault_summary(link_faults)}")
     print(f"metrics: {metrics_path}")
     print(f"picture: {picture_path}", flush=True)
+    if ending == "failed":
+        print(f"hil_sim_runner: the run failed: {log.metrics['failure']}", file=sys.stderr)
+        return 1
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
 
 
@@ -372,6 +380,9 @@ def _drive(
                         f"MCU {'alive' if snapshot['mcu_alive'] else 'LOST'}",
                         flush=True,
                     )
+    except RUN_ERRORS as exc:  # the run failed on the way (the physics went unstable, say)
+        log.metrics["failure"] = str(exc)
+        ending = "failed"
     finally:
         with sim_node.lock:  # the last moment too, whatever ended the run
             log.sample(
@@ -449,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
         return run(args, signals=signals)
-    except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
+    except RUN_ERRORS as exc:
         print(f"hil_sim_runner: {exc}", file=sys.stderr)
         return 2
     finally:

@@ -57,6 +57,17 @@ def _edit_run(**changes: object) -> Damage:
     return damage
 
 
+def _unstable_world(bag: Path) -> None:
+    """The run's world replaced by one MuJoCo cannot simulate (a stiff spring on a tiny mass)."""
+    (bag.parent / "unstable.xml").write_text(
+        "<mujoco><worldbody><geom type='plane' size='3 3 0.1'/>"
+        "<body name='spring' pos='1 1 0.5'><joint type='slide' stiffness='1e15' springref='0.1'/>"
+        "<geom size='0.05' mass='1e-6' contype='0' conaffinity='0'/></body></worldbody></mujoco>"
+    )
+    (bag.parent / "unstable.yaml").write_text("mjcf: unstable.xml\n")
+    _edit_run(physics="mujoco", world=str(bag.parent / "unstable.yaml"))(bag)
+
+
 def _edit_metadata(old: str, new: str) -> Damage:
     def damage(bag: Path) -> None:
         text = (bag / "metadata.yaml").read_text()
@@ -116,6 +127,12 @@ BAD_BAGS: list[Case] = [
     ("world file gone", _edit_run(world="/gone/world.yaml"), 2, ["world file /gone/world.yaml", "missing"]),
     ("firmware gone", _edit_run(mcu="simavr", firmware="/nonexistent/robot.elf"), 2, ["firmware", "missing"]),
     ("world refused", _edit_run(world="/etc/hostname"), 2, ["cannot rebuild the recorded run", "hostname"]),
+    (
+        "world gone unstable",
+        _unstable_world,
+        2,
+        ["replayed run failed", "unstable.yaml", "numerically unstable"],
+    ),
     ("option of a wrong type", _edit_run(robots="two"), 2, ["hil_run.robots", "'two'", "int"]),
     ("option out of range", _edit_run(robots=0), 2, ["hil_run", "robots", "at least one"]),
     ("no run options", _edit_metadata(f"{RUN_KEY}:", "other:"), 2, ["no HIL run options"]),

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -119,6 +119,9 @@ class WorldConfig:
     floor_friction: float = 1.0
     #: An MJCF world file (absolute) replacing walls, boxes and boards; empty: none.
     mjcf: str = ""
+    #: The file the world was read from, for messages (not part of what the world is:
+    #: left out of comparisons); empty: built in code.
+    source: str = field(default="", compare=False)
 
 
 def ring_of_boards(
@@ -396,7 +399,9 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
     for name, thing in (("start", start), ("light", light)):
         if abs(thing.x) >= width / 2 or abs(thing.y) >= height / 2:
             raise HilSimError(f"{source}: {name}: ({thing.x:g}, {thing.y:g}) is outside the arena")
-    return WorldConfig(width, height, start, light, tuple(boxes), tuple(boards), threshold, friction, mjcf)
+    return WorldConfig(
+        width, height, start, light, tuple(boxes), tuple(boards), threshold, friction, mjcf, source=source
+    )
 
 
 def load_world(path: str | Path) -> WorldConfig:
