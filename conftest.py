@@ -4,8 +4,8 @@
   test runs on one machine never hear each other), and localhost-only discovery, set
   before anything is collected: launch_testing's items, which get no fixtures, and the
   processes they launch are in it too. ``ros_domain`` (session fixture) gives its id.
-* ``spawn``: starts helper processes in their own process group and kills the whole
-  group at teardown.
+* ``spawn``: starts helper processes in their own process group (as another user if
+  asked) and kills the whole group at teardown.
 * At the end of the session any process the tests left behind is reported, killed,
   and fails the run.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import pwd
 import random
 import signal
 import subprocess
@@ -22,7 +23,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -107,9 +108,17 @@ class ProcessGroups:
         self.started: list[subprocess.Popen[bytes]] = []
 
     def start(
-        self, args: list[str], *, name: str = "proc", env: dict[str, str] | None = None
+        self,
+        args: list[str],
+        *,
+        name: str = "proc",
+        env: dict[str, str] | None = None,
+        user: int | None = None,
     ) -> subprocess.Popen[bytes]:
-        """Start ``args``; output goes to ``<log_dir>/<name>.log``."""
+        """Start ``args`` (as ``user``, a uid, with its group only); output to ``<log_dir>/<name>.log``."""
+        as_user: dict[str, Any] = {}
+        if user is not None:
+            as_user = {"user": user, "group": pwd.getpwuid(user).pw_gid, "extra_groups": []}
         with (self.log_dir / f"{name}.log").open("wb") as log:
             proc = subprocess.Popen(
                 args,
@@ -117,6 +126,7 @@ class ProcessGroups:
                 stderr=subprocess.STDOUT,
                 env={**os.environ, **(env or {})},
                 start_new_session=True,
+                **as_user,
             )
         self.started.append(proc)
         return proc

@@ -78,7 +78,8 @@ def main() -> None:
             "bare_graphs_wall_s": round(bare, 2),
             "engine_and_report_overhead_s": round(suite - bare, 2),
         },
-        notes="one process, rtf 0 (lockstep), each scenario until its assertions are decided; "
+        notes="one process, rtf 0 (lockstep), each scenario until every verdict is settled (an assertion "
+        "over the whole run holds it to its duration); "
         "suite includes building each graph and writing each run report (report.png, metrics.json)",
     )
 

@@ -76,7 +76,7 @@ def generate_test_description() -> LaunchDescription:
     sim = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(str(share_dir("hil_bringup") / "launch" / "sim.launch.py")),
         # MANUAL mode, so cmd_vel drives the robot; real time, as a user runs it.
-        launch_arguments={"behaviour": "", "rtf": "1.0"}.items(),
+        launch_arguments={"behaviour": "manual", "rtf": "1.0"}.items(),
     )
     return LaunchDescription([sim, launch_testing.actions.ReadyToTest()])
 

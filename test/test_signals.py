@@ -19,7 +19,6 @@ import re
 import select
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from hil_bridge.core.defaults import telemetry_schema
 from hil_bridge.core.leftovers import MIN_AGE_S, owner_pid
 from hil_bridge.core.line_protocol import Drive, LineDecoder, LineEncoder, Telemetry
 from hil_bridge.core.pty_link import PtyPair
+from hil_bridge.core.runtime_dir import runtime_root
 from hil_bridge.core.shutdown import ShutdownSignals
 from hil_bringup.runner import LINK_DIR_PREFIX
 
@@ -396,7 +396,7 @@ def _shm_files_of(pid: int) -> list[Path]:
 
 @pytest.mark.ros
 def test_a_killed_runner_leaves_nothing_behind_once_the_next_run_started(tmp_path: Path, spawn: Any) -> None:
-    links = Path(tempfile.gettempdir())
+    links = runtime_root()
     killed = spawn(["hil_sim_runner", "--headless", "--report-dir", str(tmp_path / "killed")], name="killed")
     log = tmp_path / "killed.log"
     wait_for(lambda: "started in" in log.read_text(), timeout=READY_TIMEOUT_S, what="first run", proc=killed)

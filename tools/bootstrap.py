@@ -55,6 +55,10 @@ SYSTEM_NEEDS: dict[str, str] = {
     # the firmware: AVR toolchain (robot_mcu and the generated bridge-board sketches)
     "avr-gcc": "gcc-avr",
     "avr-objcopy": "binutils-avr",
+    # ordinary sketches built as the Arduino IDE builds them: its command-line builder,
+    # which generates the function prototypes with arduino-ctags (a dependency)
+    "arduino-builder": "arduino-builder",
+    "arduino-ctags": "arduino-ctags",
     # firmware in the loop: the AVR emulator (its library builds firmware/simavr)
     "simavr": "simavr",
     # Gazebo export: `ign sdf -k` checks every generated SDF with the real SDFormat parser

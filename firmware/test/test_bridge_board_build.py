@@ -27,7 +27,7 @@ def generate_and_build(set_file: Path, folder: Path, *, checked: bool = False) -
     wiring = autowire(needs_of(devices, TEMPLATES))
     sketch = folder / "sketch" / folder.name
     write_sketch(sketch, generate_sketch(devices, wiring, TEMPLATES, name=folder.name, checked=checked))
-    result = build_sketch(sketch, folder / "build", libraries=[FIRMWARE / "libraries"])
+    result = build_sketch(sketch, folder / "build", libraries=[FIRMWARE / "libraries"], strict=True)
     result.size.check(flash_margin=0.1, ram_margin=0.25)
 
 
@@ -53,5 +53,7 @@ def test_thesis_example_bridge_board_builds(build_dir: Path) -> None:
     wiring = autowire(needs_of(devices, TEMPLATES))
     sketch = build_dir / "thesis" / "sketch" / "thesis_bridge"
     write_sketch(sketch, generate_sketch(devices, wiring, TEMPLATES, name="thesis_bridge"))
-    result = build_sketch(sketch, build_dir / "thesis" / "build", libraries=[FIRMWARE / "libraries"])
+    result = build_sketch(
+        sketch, build_dir / "thesis" / "build", libraries=[FIRMWARE / "libraries"], strict=True
+    )
     result.size.check(flash_margin=0.1, ram_margin=0.25)

@@ -20,7 +20,7 @@ def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def build(build_dir: Path, name: str, **options: object) -> BuildResult:
-    return build_sketch(SKETCH, build_dir / name, libraries=LIBRARIES, **options)  # type: ignore[arg-type]
+    return build_sketch(SKETCH, build_dir / name, libraries=LIBRARIES, strict=True, **options)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,9 @@ builds them, with ``firmware/test/host_shim.c`` as the flat entry points, into o
 shared library. Tests then run the same conformance vectors and property tests
 against them as against the Python codecs and the virtual MCU.
 
-The library is cached under the temp folder by a hash of its sources and flags.
+The library is cached in the user's runtime folder (``firmware-host``: a folder only
+they can change, as code loaded from it runs in the test process) by a hash of its
+sources and flags.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import functools
 import hashlib
 import os
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from hil_bridge.core.runtime_dir import runtime_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
@@ -29,7 +32,7 @@ SOURCES = [
     *sorted(LIBRARY_SRC.glob("*.c")),
 ]
 HEADERS = [*sorted(LIBRARY_SRC.glob("*.h")), FIRMWARE / "robot_mcu" / "mcu_core.h"]
-# The firmware builds with -Werror for the AVR too; the host build is as strict.
+# The firmware builds strict (warnings are errors) for the AVR too; the host build is as strict.
 CFLAGS = ["-std=c99", "-O1", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 #: hil_drop_reason order (= hil_bridge DropReason order).
@@ -117,10 +120,37 @@ def build(out_dir: Path) -> Path:
     return target
 
 
+#: libsimavr's headers; probes on it are built only where they are installed.
+SIMAVR_INCLUDE = Path("/usr/include/simavr")
+
+
+def simavr_probe(source: Path) -> Path:
+    """A probe program on libsimavr (``firmware/test/*_probe.c``), built by the host compiler.
+
+    Cached in the user's runtime folder (a program another user could swap would run
+    here) by a hash of its source.
+    """
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    target = runtime_dir("firmware-host") / f"{source.stem}-{digest}"
+    if not target.exists():
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        command = ["gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{SIMAVR_INCLUDE}"]
+        result = subprocess.run(
+            [*command, str(source), "-o", str(partial), "-lsimavr", "-lm"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise HostBuildError(f"gcc failed on {source}:\n{result.stderr}")
+        partial.replace(target)  # atomic: parallel sessions never run a half-written file
+    return target
+
+
 @functools.cache
 def library() -> ctypes.CDLL:
     """The built library with its function signatures declared."""
-    lib = ctypes.CDLL(str(build(Path(tempfile.gettempdir()) / "hil-firmware-host")))
+    lib = ctypes.CDLL(str(build(runtime_dir("firmware-host"))))
     c_void, c_int, c_u8p = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint8)
     signatures: dict[str, tuple[object, list[object]]] = {
         "shim_line_new": (c_void, [c_int, ctypes.c_char_p, c_u8p, c_int]),

@@ -1,9 +1,12 @@
 """``hil_link_proxy``: put a faulty serial line in front of a port.
 
-Example: the virtual MCU serves its command link at ``/tmp/hil/mcu_command``; run
-``hil_link_proxy --upstream /tmp/hil/mcu_command --link /tmp/hil/mcu_command_faulty
---drop 0.001 --corrupt 0.001 --baud 38400`` and point the control loop at the
-``_faulty`` path. Statistics are printed every ``--report`` seconds and at exit, which
+Example: the virtual MCU serves its command link at ``mcu_command`` in the user's
+runtime folder (a bare name is a link there: :mod:`hil_bridge.core.runtime_dir`); run
+``hil_link_proxy --upstream mcu_command --link mcu_command_faulty --drop 0.001
+--corrupt 0.001 --baud 38400`` and point the control loop at ``mcu_command_faulty``.
+The ``--link`` folder is made and checked as every pty link's is
+(:func:`~hil_bridge.core.pty_link.prepare_link_folder`): exit 2 if another user could
+change it. Statistics are printed every ``--report`` seconds and at exit, which
 SIGINT or SIGTERM ask for (:mod:`hil_bridge.core.shutdown`).
 """
 
@@ -33,8 +36,16 @@ def _report(proxy: FaultProxy) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the proxy until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(prog="hil_link_proxy", description=__doc__)
-    parser.add_argument("--upstream", required=True, help="port to connect to (device or pty path)")
-    parser.add_argument("--link", required=True, help="path of the faulty port to create (symlink)")
+    parser.add_argument(
+        "--upstream",
+        required=True,
+        help="port to connect to (device or pty path; a bare name: runtime folder)",
+    )
+    parser.add_argument(
+        "--link",
+        required=True,
+        help="path of the faulty port to create (symlink; a bare name: runtime folder)",
+    )
     parser.add_argument(
         "--upstream-baud", type=integer(minimum=1), default=115200, help="baud rate to open upstream with"
     )

@@ -16,12 +16,16 @@ their own deadlines), so they all start, spin, stop and report the same way:
   fatal, kept as the node's ``failure`` and shuts the node's context down, so the
   process exits 1 instead of running on without its loop.
 * :func:`diagnostic_array`: one stamped DiagnosticArray with one status.
+* :data:`CLOCK_TIMEOUT` and :func:`sim_clock_of`: a node on ``use_sim_time`` watches
+  its simulated clock (:mod:`hil_bridge.core.clock_watch`) and reports a clock that
+  stopped (the world is gone) as an ERROR in its diagnostics.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -32,12 +36,24 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from hil_bridge.core.clock_watch import ClockWatch
 from hil_bridge.core.leftovers import remove_dead_dds_segments
+from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.shutdown import deferred_signals, shutdown_signals
 
 #: Longest the main thread spins before it looks at the stop request again (a signal
 #: handler runs only between Python bytecodes, not inside the executor's wait).
 SPIN_SLICE_S = 0.05
+
+#: The parameter of the nodes that watch their simulated clock (robot side: MCUs, bridge, loop).
+CLOCK_TIMEOUT = ParamSpec(
+    "clock_timeout",
+    1.0,
+    "With use_sim_time: wall seconds without /clock progress before the simulated clock counts as"
+    " stopped (the world is gone): an ERROR in diagnostics, and the control loop stops the motors.",
+    min=0.05,
+    max=3600.0,
+)
 
 
 class ThreadedNode(Protocol):
@@ -142,3 +158,27 @@ def diagnostic_array(
     )
     array.header.stamp = stamp if stamp is not None else node.get_clock().now().to_msg()
     return array
+
+
+class SimClock:
+    """A node's simulated clock (``use_sim_time``), read as it works and watched for progress."""
+
+    def __init__(self, node: Node, timeout: float) -> None:
+        self._clock = node.get_clock()
+        #: The readings against the wall clock.
+        self.watch = ClockWatch(timeout, start=time.monotonic())
+
+    def reading(self) -> float:
+        """The simulated time now, s (0 before the first ``/clock``)."""
+        return self._clock.now().nanoseconds * 1e-9
+
+    def stopped(self) -> str | None:
+        """Read the clock: None while it moves, else what is wrong, for diagnostics."""
+        now = time.monotonic()
+        self.watch.observe(self.reading(), now)
+        return self.watch.describe(now) if self.watch.stalled(now) else None
+
+
+def sim_clock_of(node: Node, timeout: float) -> SimClock | None:
+    """``node``'s :class:`SimClock` if it is on ``use_sim_time``, else None (nothing to watch)."""
+    return SimClock(node, timeout) if node.get_parameter("use_sim_time").value else None

@@ -31,7 +31,11 @@ from hil_msgs.msg import WireChunk
 NODE_NAME = "radio_module"
 
 PARAMETERS = (
-    ParamSpec("port", "/tmp/hil/radio_link", "Serial device or pty path of the MCU's radio link."),
+    ParamSpec(
+        "port",
+        "radio_link",
+        "Serial device or pty path of the MCU's radio link; a bare name is a link in the runtime folder.",
+    ),
     ParamSpec("baud", 115200, "Baud rate of the radio link.", choices=STANDARD_BAUDS),
     ParamSpec("checked", False, "Checked mode: sequence number and CRC-16 on every line."),
     ParamSpec("period", 0.02, "The module's time step, s (its MCU's is 5 ms).", min=0.001, max=1.0),

@@ -5,8 +5,9 @@ a thread of its own, it decodes every frame the bridge board sent, publishes the
 newest INPUT signals as ``hil_msgs/SignalArray`` on ``hil/signals/to_sim``, and writes
 one frame with the latest OUTPUT values from ``hil/signals/from_sim``. Link health
 goes to ``hil/link`` (``hil_msgs/LinkStatus``, link "signal") and, with the loop's
-timing, to ``diagnostics``. A bad device config makes it exit with status 2 and the
-validation message.
+timing, to ``diagnostics``; on ``use_sim_time`` a simulated clock that has not moved
+for ``clock_timeout`` (the world is gone) is an ERROR there. A bad device config makes
+it exit with status 2 and the validation message.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.signal_exchange import SignalExchange, StepResult
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
+from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_bridge.parameters import declare_parameters
 from hil_bridge.wire_tap import WireTap
 from hil_msgs.msg import LinkStatus, Signal, SignalArray
@@ -36,7 +37,11 @@ from hil_msgs.msg import LinkStatus, Signal, SignalArray
 NODE_NAME = "signal_bridge"
 
 PARAMETERS = (
-    ParamSpec("port", "/tmp/hil/signal_link", "Serial device or pty path of the signal link."),
+    ParamSpec(
+        "port",
+        "signal_link",
+        "Serial device or pty path of the signal link; a bare name is a link in the runtime folder.",
+    ),
     ParamSpec("baud", 115200, "Baud rate of the signal link.", choices=STANDARD_BAUDS),
     ParamSpec(
         "device_set",
@@ -58,6 +63,7 @@ PARAMETERS = (
         "link_timeout", 0.1, "Seconds without a frame before the link counts as lost.", min=0.001, max=60.0
     ),
     ParamSpec("diagnostics_period", 1.0, "Seconds between diagnostics and link status.", min=0.05, max=60.0),
+    CLOCK_TIMEOUT,
 )
 
 
@@ -82,6 +88,9 @@ class SignalBridgeNode(Node):
         self.link_timeout = params.as_float("link_timeout")
         self.diagnostics_period = params.as_float("diagnostics_period")
         self.stats = LoopStats()
+        #: The simulated clock, read at each report (None off use_sim_time; the lockstep
+        #: runner, which sets the clock by call, drops it).
+        self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
 
         self.to_sim = self.create_publisher(SignalArray, "hil/signals/to_sim", qos.PUBLISHER)
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.PUBLISHER)
@@ -190,8 +199,11 @@ class SignalBridgeNode(Node):
 
         timing = self.stats.summary()
         encoder = self.exchange.encoder.stats
+        stopped = self.sim_clock.stopped() if self.sim_clock is not None else None
         if link.state is not LinkState.OPEN:
             level, text = DiagnosticStatus.ERROR, link.detail
+        elif stopped is not None:
+            level, text = DiagnosticStatus.ERROR, stopped
         elif not alive:
             level, text = DiagnosticStatus.WARN, "port open, no frames from the bridge board"
         else:

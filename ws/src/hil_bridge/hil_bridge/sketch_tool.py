@@ -2,7 +2,8 @@
 
     hil_sketch autowire robot_devices.yaml -o wiring.yaml        # pins for every signal
     hil_sketch generate robot_devices.yaml --wiring wiring.yaml -o firmware/bridge_board
-    hil_sketch build firmware/bridge_board --libraries firmware/libraries
+    hil_sketch build firmware/bridge_board --libraries firmware/libraries --strict
+    hil_sketch build ~/Arduino/my_robot --board uno --libraries ~/Arduino/libraries
     hil_sketch import thesis/hc_sr04.json -o my_devices    # thesis format -> ours
 
 ``generate`` without ``--wiring`` autowires and writes ``wiring.yaml`` beside the
@@ -11,6 +12,9 @@ sketch. Device configs come from hil_bridge's library (``config/devices``) plus 
 handler; its ``.hlr`` file is read too); handler templates from ``config/handlers``
 plus ``--handlers``. ``import`` rewrites thesis configs in our format: ``<name>.json``
 and, for a handler file, ``<name>.tmpl`` beside it, and names the fields it ignored.
+``build`` builds any sketch folder as the Arduino IDE does (its tabs, prototypes,
+libraries; ``hil_bridge.core.avr_build``), shows the compiler's warnings, and with
+``--strict`` fails on a warning in the sketch or its ``--libraries``.
 Exit status: 0 done, 2 a bad input (the message names the file and key).
 """
 
@@ -21,7 +25,8 @@ import json
 import sys
 from pathlib import Path
 
-from hil_bridge.core.avr_build import BOARDS, build_sketch
+from hil_bridge.core.avr_build import build_sketch, sketch_folder
+from hil_bridge.core.boards import BOARDS
 from hil_bridge.core.devices import DeviceInstance, load_device_library, load_device_set
 from hil_bridge.core.paths import share_dir
 from hil_bridge.core.sketch_gen import (
@@ -33,6 +38,7 @@ from hil_bridge.core.sketch_gen import (
     write_sketch,
 )
 from hil_bridge.core.thesis_import import load_thesis_device, native_device
+from hil_bridge.core.wiring import BOARDS as BRIDGE_BOARDS
 from hil_bridge.core.wiring import autowire, check_wiring, describe, load_wiring
 from hil_bridge.errors import HilBridgeError
 
@@ -53,25 +59,33 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--handlers", type=Path, action="append", default=[], help="more handler templates"
         )
-        command.add_argument("--board", choices=sorted(BOARDS), default="nano", help="the bridge board")
+        command.add_argument(
+            "--board", choices=sorted(BRIDGE_BOARDS), default="nano", help="the bridge board (an ATmega328P)"
+        )
         command.add_argument(
             "-o", "--output", type=Path, help="wiring file (autowire) or sketch folder (generate)"
         )
     generate = sub.choices["generate"]
     generate.add_argument("--checked", action="store_true", help="checked frames (sequence + CRC)")
     generate.add_argument("--baud", type=int, default=115200, help="serial speed (the signal bridge's baud)")
-    build = sub.add_parser("build", help="compile a sketch for the ATmega328P with avr-gcc")
-    build.add_argument("sketch", type=Path, help="sketch folder")
+    build = sub.add_parser("build", help="build a sketch folder as the Arduino IDE does")
+    build.add_argument("sketch", type=Path, help="sketch folder (its .ino tabs), or its main .ino")
     build.add_argument(
         "--libraries",
         type=Path,
         action="append",
         default=[],
-        help="library folders (default: the sketchbook's, <sketch>/../libraries)",
+        help="a folder of libraries, repeatable (default: the sketchbook's, <sketch>/../libraries)",
     )
     build.add_argument("--board", choices=sorted(BOARDS), default="nano")
     build.add_argument("-D", dest="defines", action="append", default=[], help="NAME=VALUE macro")
-    build.add_argument("--out", type=Path, help="build folder (default: <sketch>/build)")
+    build.add_argument(
+        "--strict",
+        action="store_true",
+        help="a warning in the sketch or its --libraries is an error, and flash and RAM keep"
+        " 10 %% and 25 %% free (the project's own firmware builds so)",
+    )
+    build.add_argument("--out", type=Path, help="build folder (default: <sketch>/../build/<sketch name>)")
     imports = sub.add_parser("import", help="rewrite HIL thesis device configs (+ .hlr) in our format")
     imports.add_argument("configs", type=Path, nargs="+", help="thesis device config JSON files")
     imports.add_argument("-o", "--output", type=Path, required=True, help="folder for the converted files")
@@ -94,6 +108,42 @@ def _import(configs: list[Path], output: Path) -> int:
     return 0
 
 
+#: Static RAM above this share of the board's leaves the stack little room (the IDE warns too).
+LOW_MEMORY = 0.75
+
+
+def _build(args: argparse.Namespace) -> int:
+    defines = dict(d.split("=", 1) if "=" in d else (d, "1") for d in args.defines)
+    folder, _main = sketch_folder(args.sketch)
+    sketchbook = folder.parent
+    # Like the IDE: a sketch in a sketchbook finds the sketchbook's libraries.
+    libraries = args.libraries or [p for p in [sketchbook / "libraries"] if p.is_dir()]
+    result = build_sketch(
+        args.sketch,
+        args.out or sketchbook / "build" / folder.name,
+        libraries=libraries,
+        defines=defines,
+        board=args.board,
+        strict=args.strict,
+        progress=print,
+    )
+    if result.warnings:
+        print(result.warnings, file=sys.stderr)
+    if args.strict:
+        result.size.check()
+    else:
+        result.size.check(flash_margin=0.0, ram_margin=0.0)
+        if result.size.ram > result.size.ram_max * LOW_MEMORY:
+            print(
+                f"hil_sketch: warning: static RAM {result.size.ram} of {result.size.ram_max} bytes"
+                " leaves the stack little room",
+                file=sys.stderr,
+            )
+    print(f"elf: {result.elf}")
+    print(f"hex: {result.hex}")
+    return 0
+
+
 def _link(args: argparse.Namespace) -> tuple[list[DeviceInstance], dict[str, HandlerTemplate]]:
     library = load_device_library([share_dir("hil_bridge") / "config" / "devices", *args.devices])
     devices = load_device_set(args.device_set, library)
@@ -105,20 +155,7 @@ def run(argv: list[str] | None = None) -> int:
     """The command line; returns the exit status."""
     args = _parser().parse_args(argv)
     if args.command == "build":
-        defines = dict(d.split("=", 1) if "=" in d else (d, "1") for d in args.defines)
-        # Like the IDE: a sketch in a sketchbook finds the sketchbook's libraries.
-        libraries = args.libraries or [p for p in [args.sketch.resolve().parent / "libraries"] if p.is_dir()]
-        result = build_sketch(
-            args.sketch,
-            args.out or args.sketch / "build",
-            libraries=libraries,
-            defines=defines,
-            board=args.board,
-            progress=print,
-        )
-        result.size.check()
-        print(f"hex: {result.hex}")
-        return 0
+        return _build(args)
     if args.command == "import":
         return _import(args.configs, args.output)
     devices, templates = _link(args)

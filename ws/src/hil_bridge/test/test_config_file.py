@@ -134,3 +134,62 @@ def test_a_device_set_entry_whose_device_is_no_name_is_refused(tmp_path: Path, e
 
 def test_a_shipped_config_passes_the_checks() -> None:
     assert load_yaml(CONFIG / "demo_robot_devices.yaml", what="device set")["devices"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1e300", 1e300),
+        ("1e-9", 1e-9),
+        ("-2E+3", -2000.0),
+        ("1.5e3", 1500.0),
+        ("1.0e5", 1e5),
+        (".5", 0.5),
+        ("-.5e2", -50.0),
+        ("1_000.5", 1000.5),
+        ("1", 1),
+        ("-7", -7),
+        ("0x1F", 31),
+        ("1e", "1e"),
+        ("e5", "e5"),
+        ("1.2.3", "1.2.3"),
+    ],
+)
+def test_yaml_numbers_read_as_users_write_them(tmp_path: Path, text: str, value: object) -> None:
+    path = tmp_path / "numbers.yaml"
+    path.write_text(f"value: {text}\n")
+    read = load_yaml(path, what="numbers")["value"]
+    assert read == value and type(read) is type(value)
+
+
+@pytest.mark.parametrize("what", LOADERS)
+@pytest.mark.parametrize(
+    ("content", "yaml_message", "json_message"),
+    [
+        (b"", "empty file, expected a mapping", "empty file, expected a mapping"),
+        (b" \n\n", "empty file, expected a mapping", "empty file, expected a mapping"),
+        (b"# only a comment\n", "empty file, expected a mapping", "line 1 column 1: invalid JSON"),
+        (
+            b'{"name": 1,\n "other": 2,\n "name": 3}',
+            "line 3: duplicate key 'name' (first on line 1)",
+            "cannot read {what}: invalid JSON: duplicate key 'name'",
+        ),
+        (
+            b'{"devices": [{"name": "m",\n  "name": "n"}]}',
+            "line 2: duplicate key 'name' (first on line 1)",
+            "cannot read {what}: invalid JSON: duplicate key 'name'",
+        ),
+    ],
+    ids=["empty", "blank", "comments-only", "duplicate-top-level", "duplicate-nested"],
+)
+def test_an_empty_file_or_a_duplicate_key_is_refused_naming_it(
+    tmp_path: Path, what: str, content: bytes, yaml_message: str, json_message: str
+) -> None:
+    expected = yaml_message if LOADERS[what][0] == "yaml" else json_message.format(what=what)
+    assert load(tmp_path, what, content).startswith(expected)
+
+
+def test_yaml_merge_keys_may_be_overridden_without_counting_as_duplicates(tmp_path: Path) -> None:
+    path = tmp_path / "merge.yaml"
+    path.write_text("base: &base {x: 1, y: 2}\nitem:\n  <<: *base\n  x: 3\n")
+    assert load_yaml(path, what="merge")["item"] == {"x": 3, "y": 2}

@@ -59,6 +59,9 @@ def test_hc_sr04_reports_distance_up_to_200_cm_through_a_handler() -> None:
     assert sensor.handler.pins == ("trigger", "echo")
 
 
+FLOAT = {"name": "level", "direction": "INPUT", "type": "FLOAT", "min": 0.0, "max": 5.0, "mode": "ANALOG"}
+
+
 def test_demo_robot_device_set_loads() -> None:
     devices = load_device_set(CONFIG / "demo_robot_devices.yaml", LIBRARY)
     assert [d.name for d in devices][:2] == ["motor_left", "motor_right"]
@@ -96,6 +99,10 @@ def broken(path: list[Any], value: Any) -> dict[str, Any]:
         (broken(["signals", 0, "max"], 0), "signal 0 (pressed): field 'max': 0 must be greater than min"),
         (broken(["signals", 0, "max"], 0.5), "signal 0 (pressed): field 'max': 0.5 is not an integer"),
         (broken(["signals", 0, "max"], 40000), "span 40000 exceeds 32767"),
+        (
+            broken(["signals", 0], {**FLOAT, "min": -1.5e308, "max": 1.5e308}),
+            "signal 0 (level): field 'max': the span max - min overflows",
+        ),
         (broken(["signals", 0, "default"], 3), "signal 0 (pressed): field 'default': 3 outside [0, 1]"),
         (broken(["signals", 0, "mode"], KeyError), "signal 0: missing field 'mode'"),
         (broken(["signals", 0, "pin"], 3), "signal 0: unknown field(s) ['pin']"),

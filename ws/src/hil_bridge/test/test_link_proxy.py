@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hil_bridge import link_proxy
+from support.unsafe_folders import MAIN_KINDS, Make, snapshot
 
 
 def proxy_command(*args: str) -> list[str]:
@@ -83,3 +84,17 @@ def test_link_naming_a_users_file_exits_2_and_keeps_the_file(tmp_path: Path) -> 
     assert f"hil_link_proxy: cannot create pty link {notes}: it exists and is a regular file" in result.stderr
     assert "Traceback" not in result.stderr
     assert notes.read_text() == "my notes\n"
+
+
+@pytest.mark.parametrize("make", MAIN_KINDS)
+def test_link_in_a_folder_another_user_could_change_exits_2_naming_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Make
+) -> None:
+    folder, words = make(tmp_path)
+    before = snapshot(tmp_path)
+    assert link_proxy.main(["--upstream", "/dev/null", "--link", str(folder / "faulty")]) == 2
+    err = capsys.readouterr().err
+    assert f"hil_link_proxy: cannot create pty link {folder / 'faulty'}: folder " in err
+    for word in words:
+        assert word in err
+    assert snapshot(tmp_path) == before

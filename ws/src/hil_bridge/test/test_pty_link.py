@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 
 from hil_bridge.core.pty_link import PtyPair, lock_path, pty_pairs, same_path
 from hil_bridge.errors import HilBridgeError
+from support import unsafe_folders
+from support.unsafe_folders import MAIN_KINDS, UNSAFE_FOLDERS, Make
 
 
 def regular_file(path: Path) -> str:
@@ -74,6 +77,28 @@ def test_a_path_that_is_not_a_pty_link_is_refused_and_left_as_it_was(
     )
     assert snapshot(link) == before
     assert not lock_path(link).exists(), "the lock file made for the attempt was left behind"
+
+
+@pytest.mark.parametrize("make", UNSAFE_FOLDERS)
+def test_a_link_in_a_folder_another_user_could_change_is_refused_naming_the_folder(
+    tmp_path: Path, make: Make
+) -> None:
+    folder, words = make(tmp_path)
+    before = unsafe_folders.snapshot(tmp_path)
+    with pytest.raises(HilBridgeError) as info:
+        PtyPair(folder / "mcu_command")
+    assert str(info.value).startswith(f"cannot create pty link {folder / 'mcu_command'}: folder ")
+    for word in words:
+        assert word in str(info.value)
+    assert unsafe_folders.snapshot(tmp_path) == before, "no link, lock file or folder is made there"
+
+
+@pytest.mark.parametrize("make", MAIN_KINDS)
+def test_pty_pairs_in_an_unsafe_folder_leave_no_link_in_the_safe_one(tmp_path: Path, make: Make) -> None:
+    folder, words = make(tmp_path)
+    with pytest.raises(HilBridgeError, match=re.escape(words[0])):
+        pty_pairs(tmp_path / "safe" / "command", folder / "signal")
+    assert list((tmp_path / "safe").iterdir()) == []
 
 
 def test_a_refused_path_in_pty_pairs_closes_the_pair_made_before(tmp_path: Path) -> None:

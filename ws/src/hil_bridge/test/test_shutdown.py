@@ -182,3 +182,45 @@ def test_sim_runner_module_imports_nothing_heavy_before_its_handlers() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+#: launch's pattern: signals read from the wakeup fd, and a task whose future is set only
+#: at its end (TimerAction); a SIGINT lands while the task runs.
+LAUNCH_LIKE = """
+import asyncio, os, signal, socket
+from hil_bridge.core.shutdown import leave_to_wakeup_fd
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as Python starts (see above)
+if {leave}:
+    leave_to_wakeup_fd(signal.SIGINT)
+reader, writer = socket.socketpair()
+reader.setblocking(False)
+writer.setblocking(False)
+signal.set_wakeup_fd(writer.fileno())
+loop = asyncio.new_event_loop()
+completed = loop.create_future()
+
+async def timer():
+    os.kill(os.getpid(), signal.SIGINT)
+    sum(range(1000))  # Python code: where a pending signal's handler runs
+    completed.set_result(True)
+
+loop.create_task(timer())
+while True:
+    try:
+        loop.run_until_complete(asyncio.wait_for(asyncio.shield(completed), 2.0))
+        break
+    except KeyboardInterrupt:
+        continue  # as launch's run() does
+    except TimeoutError:
+        break
+print(completed.done(), list(reader.recv(16)) == [signal.SIGINT])
+"""
+
+
+@pytest.mark.parametrize(("leave", "completed"), [(True, "True"), (False, "False")])
+def test_a_sigint_left_to_the_wakeup_fd_reaches_it_and_breaks_no_task(leave: bool, completed: str) -> None:
+    result = run_python(LAUNCH_LIKE.format(leave=leave))
+    assert result.returncode == 0, result.stderr
+    # The task ends (with the signal only in the wakeup fd); with Python's handler the
+    # KeyboardInterrupt ends it half way and its future is never set: launch's hang.
+    assert result.stdout.split() == [completed, "True"]

@@ -4,7 +4,9 @@
     hil_gazebo export --world my_world.yaml --out gz --drive velocity --check
 
 ``--world`` is a world YAML file or the name of one of hil_sim's worlds (demo,
-empty); the robot is hil_bringup's URDF unless ``--urdf`` names another. ``--check``
+empty); the robot is hil_bringup's URDF unless ``--urdf`` names another. A
+world.sdf, robot.sdf or bridge.yaml already in ``--out`` that the export did not
+write is left alone (exit 2) unless ``--force``. ``--check``
 runs SDFormat's own checker (``gz sdf -k`` or ``ign sdf -k``) on both SDF files.
 Then, with Gazebo and ros_gz installed, ``ros2 launch hil_bringup gazebo.launch.py``
 runs the HIL chain against them (it exports again at every launch). Exit status: 0
@@ -40,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--physics-rate", type=float, default=1000.0, help="Gazebo physics steps per second")
     command.add_argument("--check", action="store_true", help="check both SDF files with gz/ign sdf -k")
+    command.add_argument(
+        "--force", action="store_true", help="overwrite files in --out that hil_gazebo export did not write"
+    )
     return parser
 
 
@@ -47,7 +52,13 @@ def run(argv: list[str] | None = None) -> int:
     """The command line; returns the exit status."""
     args = _parser().parse_args(argv)
     files = export(
-        args.world, args.out, urdf=args.urdf, drive=args.drive, rtf=args.rtf, physics_rate=args.physics_rate
+        args.world,
+        args.out,
+        force=args.force,
+        urdf=args.urdf,
+        drive=args.drive,
+        rtf=args.rtf,
+        physics_rate=args.physics_rate,
     )
     for path in (files.world_sdf, files.robot_sdf, files.bridge_yaml):
         print(path)

@@ -47,16 +47,15 @@ def session_options(marker_options: dict[str, Any], *, base: Path) -> tuple[Any,
     Raises:
         HilBringupError: an unknown option or a bad value (naming it).
     """
-    from dataclasses import fields  # noqa: PLC0415
-
     from hil_bringup.core.graph import GraphOptions  # noqa: PLC0415
+    from hil_bringup.core.options import on  # noqa: PLC0415
     from hil_bringup.core.scenario import resolve_world  # noqa: PLC0415
     from hil_bringup.errors import HilBringupError  # noqa: PLC0415
     from hil_sim.core.world import Pose  # noqa: PLC0415
 
-    options = {"behaviour": "", **marker_options}
+    options = {"behaviour": "manual", **marker_options}
     start = options.pop("start", None)
-    known = {f.name for f in fields(GraphOptions)} - {"rtf"}
+    known = set(on(GraphOptions, "marker"))
     unknown = sorted(set(options) - known)
     if unknown:
         raise HilBringupError(

@@ -27,7 +27,9 @@ from hil_bringup.core.bag import RUN_KEY, read_bag, run_options
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.errors import HilBringupError
 from hil_bringup.runner import GraphRunner
-from hil_bringup.sim_runner import RUN_ERRORS
+from hil_bringup.scenario_runner import RUN_ERRORS
+from hil_sim.core.build import world_path
+from hil_sim.errors import HilSimError
 
 INPUT_TOPICS = ("/cmd_vel", "/robotCommand")
 #: Largest step (s) between two odom stamps of a sound bag: the simulator publishes
@@ -98,22 +100,17 @@ def recorded_options(bag: str | Path) -> GraphOptions:
         raise HilBringupError(
             f"{bag}: no HIL run options in the bag's metadata (not recorded by hil_sim_runner?)"
         )
-    values: dict[str, Any] = {}
-    for field in fields(GraphOptions):
-        if field.name not in recorded:
-            continue
-        value, default = recorded[field.name], field.default
-        kinds = (int, float) if isinstance(default, float) else (type(default),)
-        if isinstance(value, bool) is not isinstance(default, bool) or not isinstance(value, kinds):
-            where = f"{metadata}: custom_data.{RUN_KEY}.{field.name}"
-            raise HilBringupError(f"{where} = {value!r}, expected a value of type {type(default).__name__}")
-        values[field.name] = value
-    try:
-        options = GraphOptions(**values | {"rtf": 0.0, "record": ""})
+    known = {f.name for f in fields(GraphOptions)}
+    values = {k: v for k, v in recorded.items() if k in known} | {"rtf": 0.0, "record": ""}
+    try:  # GraphOptions checks each value's type, choice and range
+        options = GraphOptions(**values)
     except HilBringupError as exc:
         raise HilBringupError(f"{metadata}: custom_data.{RUN_KEY}: {exc}") from None
-    for name, what in (("world", "world file"), ("firmware", "firmware")):
-        path = getattr(options, name)
+    try:
+        world = world_path(options.world) if options.world else None
+    except HilSimError as exc:
+        raise HilBringupError(f"{metadata}: custom_data.{RUN_KEY}.world: {exc}") from None
+    for name, what, path in (("world", "world file", world), ("firmware", "firmware", options.firmware)):
         if path and not Path(path).is_file():
             raise HilBringupError(
                 f"{bag}: the run's {what} {path} is missing (recorded as {name} in "

@@ -17,6 +17,11 @@ In both, the bridge and the simulator exchange by direct call instead of through
 in one process that halves the callbacks the executor has to serve, and in lockstep
 it is what makes runs repeat (DDS delivery order varies).
 
+A part that dies ends the run rather than freezing it: :meth:`GraphRunner.failure`
+names a node whose thread failed (a firmware harness that died among them) or an
+executor thread that ended, and in lockstep :meth:`GraphRunner.step` raises
+:class:`~hil_bringup.errors.HilBringupError` naming the part that raised.
+
 Nodes are built from :func:`hil_bringup.core.graph.describe`, like the launch files.
 """
 
@@ -51,6 +56,7 @@ from hil_bringup.core.link_faults import make_proxy
 from hil_bringup.description_node import DescriptionNode
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
+from hil_sim.core.build import world_path
 from hil_sim.sim_node import SimNode
 from hil_sim.simavr_mcu_node import SimavrMcuNode
 from hil_sim.virtual_mcu_node import VirtualMcuNode
@@ -67,7 +73,7 @@ _DRAIN_MAX_S = 3.0
 _SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description", "radio_module"}
 #: Options that describe this machine's run rather than the experiment (not kept in bags).
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
-#: Name prefix of a run's private pty folder in the temporary directory.
+#: Name prefix of a run's private pty folder in the user's runtime folder (runtime_dir).
 LINK_DIR_PREFIX = "hil-links-"
 
 
@@ -138,6 +144,19 @@ def _build(spec: NodeSpec, context: rclpy.Context) -> Node:
     return node
 
 
+def recorded_options(options: GraphOptions) -> dict[str, Any]:
+    """The options a bag keeps of its run, for a replay (not :data:`RUN_LOCAL`).
+
+    Files by absolute path, as a replay may start in another folder; the name of one
+    of hil_sim's worlds stays a name.
+    """
+    run = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
+    if run["world"] and world_path(run["world"]) == Path(run["world"]):
+        run["world"] = str(Path(run["world"]).resolve())
+    run["firmware"] = run["firmware"] and str(Path(run["firmware"]).resolve())
+    return run
+
+
 class GraphRunner:
     """The nodes of one run in this process, and the ptys between them."""
 
@@ -145,8 +164,9 @@ class GraphRunner:
         self.lockstep = options.rtf == 0
         self._link_dir: OwnedDir | None = None
         if not options.command_port and options.link_dir == GraphOptions.link_dir:
-            # A private folder for this run's pty links: parallel runs never clash, and
-            # a killed run's folder is removed by the next run (leftovers.owned_dir).
+            # A private folder for this run's pty links in the user's runtime folder:
+            # parallel runs never clash, other users cannot reach it, and a killed run's
+            # folder is removed by the next run (leftovers.owned_dir).
             self._link_dir = owned_dir(LINK_DIR_PREFIX)
             options = replace(options, link_dir=str(self._link_dir.path))
         if self.lockstep:
@@ -171,10 +191,7 @@ class GraphRunner:
                     context=self.context,
                     parameter_overrides=_parameters({"use_sim_time": options.use_sim_time}),
                 )
-                run = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
-                for key in ("world", "firmware"):  # a replay may start in another folder
-                    run[key] = run[key] and str(Path(run[key]).resolve())
-                recorder.run_options = run
+                recorder.run_options = recorded_options(options)
                 # Operator inputs as the loop took them, not as a second DDS reader got
                 # them (recorder_node): what a replay needs to repeat the run.
                 for each in self.chains:
@@ -217,6 +234,10 @@ class GraphRunner:
         #: Lockstep: the nodes' ROS clocks that step() sets.
         self._follow_by_call: list[ROSClock] = []
         self._stopping = threading.Event()
+        #: Why the run cannot go on, naming the part (see failure()); None while all run.
+        self._failure: str | None = None
+        #: Lockstep: the part step() is stepping now (None: the caller's input feeds).
+        self._stepping: object = None
         #: Done when stop() begins: the spin threads' executors return at once (a plain
         #: wake() only makes rclpy wait again, up to its timeout).
         self._stop_spinning = Future()
@@ -347,30 +368,76 @@ class GraphRunner:
     def _spin(self, executor: Executor) -> None:
         try:
             executor.spin_until_future_complete(self._stop_spinning)  # stop() completes it
-        except Exception:
+        except Exception as exc:
             if not self.context.ok() or self._stopping.is_set():
-                return
-            raise
+                return  # the run is stopping, or a failed node shut the context down
+            self._failure = self._failure or (
+                f"the {threading.current_thread().name} thread stopped: {type(exc).__name__}: {exc}"
+            )
+
+    def failure(self) -> str | None:
+        """Why the run cannot go on, naming the part; None while every part runs.
+
+        A node whose thread failed (``node_thread`` keeps its exception as the node's
+        ``failure``: the simavr node's when its harness dies), an executor thread that
+        ended, or in lockstep what :meth:`step` raised. The run's nodes stop working
+        then (a failed node thread shuts the run's ROS context down), so the caller
+        ends the run.
+        """
+        if self._failure is None:
+            for key, node in self.nodes.items():
+                exc = getattr(node, "failure", None)
+                if exc is not None:
+                    self._failure = f"{key} failed: {exc}"
+                    break
+        return self._failure
+
+    def _failed(self, part: object, exc: Exception) -> HilBringupError:
+        """Lockstep: the run's failure, naming ``part`` (a node, a proxy, a text), as an error to raise."""
+        name = part if isinstance(part, str) else next((k for k, n in self.nodes.items() if n is part), "")
+        name = name or getattr(part, "name", "") or type(part).__name__
+        self._failure = self._failure or f"{name} failed: {exc}"
+        return HilBringupError(self._failure)
 
     def step(self) -> None:
-        """Lockstep: one signal period of the whole graph, in a fixed order."""
+        """Lockstep: one signal period of the whole graph, in a fixed order.
+
+        Raises:
+            HilBringupError: a part of the graph raised (a firmware harness that died),
+                naming it; also what :meth:`failure` returns from then on. What the
+                ``input_feeds`` raise comes out as it is.
+        """
         if not self.lockstep:
             raise HilBringupError("step() is for lockstep runs (rtf 0)")
+        try:
+            self._step()
+        except Exception as exc:
+            if self._stepping is None:
+                raise
+            raise self._failed(self._stepping, exc) from exc
+
+    def _step(self) -> None:
         sim, chains = self.sim, self.chains
         now = sim.sim.time
         for each in chains:
             if each.mcu is not None:
+                self._stepping = each.mcu
                 each.mcu.tick(now)
             if each.radio is not None:
+                self._stepping = each.radio
                 each.radio.step_lockstep(now)
         for proxy in self.proxies:
+            self._stepping = proxy
             proxy.step(now)
         # The state at `now` is published here rather than at the end of the last
         # period (same state, same stamp): the kernel passes the MCUs' frames on to the
         # bridges in the meantime, and the bridges' reads do not wait for them.
+        self._stepping = sim
         sim.publish_now()
         for each in chains:
+            self._stepping = each.bridge
             each.bridge.tick(now)  # its frames reach the simulator through the attached call
+        self._stepping = sim
         sim.advance(publish=False)  # and the sensor values reach the bridges
         now = sim.sim.time
         self._set_ros_clocks()
@@ -380,16 +447,20 @@ class GraphRunner:
             # DDS, which is what lets a replay reproduce the run. The loop acts on input
             # only in its frames, so once per frame (30 Hz) is as good as every period; an
             # executor poll rebuilds its whole wait set and cost most of a period.
+            self._stepping = None  # the caller's own code: its errors come out as they are
             for feed in self.input_feeds:
                 feed(now)
             # The loop's input by take; the whole executor once per simulated second for
             # everything else it serves (parameter services), and always when recording.
+            self._stepping = "the ROS callbacks"
             taken = self._inputs.take(_MAX_CALLBACKS_PER_STEP) if self._inputs is not None else None
             if taken is None or now >= self._next_full_serve:
                 self._next_full_serve = now + _FULL_SERVE_PERIOD_S
                 self._serve_callbacks()
         for each in chains:
+            self._stepping = each.loop
             each.loop.step_lockstep(now)
+        self._stepping = None
 
     def _owe_reads(self) -> None:
         """Lockstep: every pty read here takes all its peer in this process has written.
@@ -430,6 +501,8 @@ class GraphRunner:
         """
         node._time_source.detach_node()  # rclpy has no public switch for this
         self._follow_by_call.append(node.get_clock())
+        if getattr(node, "sim_clock", None) is not None:
+            node.sim_clock = None  # type: ignore[attr-defined]  # a clock set by call cannot stall
         node.get_clock().set_ros_time_override(self._ros_time())
 
     def _ros_time(self) -> Time:

@@ -7,20 +7,24 @@
 Each scenario (format: :mod:`hil_bringup.core.scenario`) runs in its own graph in
 lockstep (:class:`hil_bringup.session.HilSession`), so a run repeats exactly for the
 same file: the timeline's inputs reach the control loop where it takes operator
-input, at their simulated times. The run ends at the scenario's ``duration`` or as
-soon as every assertion with a deadline has its verdict. Per scenario it prints
-PASS/FAIL per assertion and writes the run report of ``hil_sim_runner``
-(``report.png`` and ``metrics.json``, with the scenario's verdicts added) to
-``<out>/<scenario>/``; then the JUnit XML of all of them (default
-``<out>/junit.xml``). Exit status: 0 if every assertion passed, 1 if any failed
-or a scenario could not run, 2 if a file is not a valid scenario (nothing runs then);
-SIGINT/SIGTERM stop the run in progress and skip the rest (exit 0, as every
-executable here).
+input, at their simulated times. The run ends at the scenario's ``duration``, or
+earlier once every assertion's verdict is settled (an assertion over the whole run
+settles early only by failing), the timeline is through and no goto runs. Per
+scenario it prints PASS/FAIL/ERROR per assertion with the simulated span its verdict
+covers, and writes the run report of ``hil_sim_runner`` (``report.png`` and
+``metrics.json``, with the scenario's verdicts added) to ``<out>/<scenario>/``; then
+the JUnit XML of all of them (default ``<out>/junit.xml``). An assertion the run
+did not reach the end of (it could not start, failed, or was stopped) is an ERROR,
+never a pass. Exit status: 0 if every assertion passed, 1 if any failed or is an
+error, or a scenario was skipped (SIGINT/SIGTERM stop the run in progress and skip
+the rest: an interrupted test run is no pass), 2 if a file is not a valid scenario
+(``check`` finds what a run would refuse; nothing runs then).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from collections.abc import Sequence
@@ -29,10 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hil_bridge.core.leftovers import remove_dead_dds_segments
+from hil_bridge.core.param_spec import validate_all
 from hil_bridge.core.shutdown import ShutdownSignals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
-from hil_bringup.core.checks import Check, GotoCheck, Observation
+from hil_bringup.core.checks import Check, GotoCheck, Judged, Observation
 from hil_bringup.core.done import all_boards_down, light_reached
+from hil_bringup.core.goto import wrap_angle
 from hil_bringup.core.junit import CaseResult, SuiteResult, write_junit
 from hil_bringup.core.scenario import (
     Action,
@@ -45,6 +51,7 @@ from hil_bringup.core.scenario import (
     StationCommand,
     Timeline,
     goto_label,
+    graph_options,
     load_scenario,
 )
 from hil_bringup.errors import HilBringupError
@@ -53,7 +60,6 @@ from robot_control.errors import RobotControlError
 
 if TYPE_CHECKING:
     from hil_bringup.core.goto import GotoRun
-    from hil_bringup.core.graph import GraphOptions
     from hil_bringup.session import HilSession
 
 #: Simulated seconds between trajectory samples of the run report (as hil_sim_runner).
@@ -61,6 +67,7 @@ SAMPLE_PERIOD = 0.05
 #: Errors of a graph that cannot be built or run (bad world, firmware, port).
 RUN_ERRORS = (HilBringupError, HilSimError, HilBridgeError, RobotControlError)
 LINKS = ("command", "signal")
+__all__ = ["ScenarioRun", "check_graph", "graph_options", "main", "run_files", "run_scenario"]
 
 
 def scenario_files(paths: Sequence[str]) -> list[Path]:
@@ -84,6 +91,35 @@ def scenario_files(paths: Sequence[str]) -> list[Path]:
     return files
 
 
+def check_graph(scenario: Scenario) -> None:
+    """Refuse what the scenario's nodes would refuse as they start.
+
+    Each node of the graph (:func:`hil_bringup.core.graph.describe`) gets its parameters
+    checked against its declared ranges (``PARAMETERS``) with the validation the node
+    runs when it starts (a ``seed`` beyond the simulator's range, say), and the
+    simulator's world is built as the ``sim`` node builds it (an MJCF world without
+    physics ``mujoco``, an MJCF file MuJoCo refuses).
+
+    Raises:
+        HilBringupError: naming the scenario file, the node and the parameter.
+    """
+    from hil_bringup.core.graph import describe  # noqa: PLC0415 - the graph's modules load late
+    from hil_sim.sim_node import simulation  # noqa: PLC0415
+
+    nodes, _ = describe(graph_options(scenario))
+    for spec in nodes:
+        module = importlib.import_module(spec.module.split(":")[0])
+        try:
+            values = validate_all(getattr(module, "PARAMETERS", ()), spec.parameters, node=spec.key)
+        except HilBridgeError as exc:  # names the node
+            raise HilBringupError(f"{scenario.path}: {exc}") from None
+        if spec.name == "sim":
+            try:
+                simulation(values)
+            except (HilBridgeError, HilSimError) as exc:
+                raise HilBringupError(f"{scenario.path}: {spec.key}: {exc}") from None
+
+
 def observe(session: HilSession, *, final: bool = False) -> Observation:
     """The run now, as the checks see it."""
     sim = session.sim
@@ -103,7 +139,7 @@ def observe(session: HilSession, *, final: bool = False) -> Observation:
         t=sim.time,
         x=float(sim.x[0]),
         y=float(sim.y[0]),
-        yaw=float(sim.yaw[0]),
+        yaw=wrap_angle(float(sim.yaw[0])),
         v=float(sim.v[0]),
         w=float(sim.w[0]),
         boards_down=sim.geometry.boards_down,
@@ -125,10 +161,15 @@ class ScenarioRun:
         self.session = session
         self.checks = scenario.checks()
         self.gotos = {
-            index: GotoCheck(label=goto_label(event.goal, event.at))
+            index: GotoCheck(
+                label=goto_label(event.goal, event.at),
+                at=event.at,
+                until=event.at + event.goal.timeout + event.goal.settle,
+            )
             for index, event in enumerate(scenario.events)
             if isinstance(event, Goto)
         }
+        self.judged = [Judged(check, scenario.duration) for check in self.all_checks]
         self.log = RunLog(session.sim.world)
         self.timeline = Timeline(scenario.events)
         #: Which timeline event owns the cmd_vel source, and each link's fault, now.
@@ -147,36 +188,43 @@ class ScenarioRun:
         return [*self.checks, *self.gotos.values()]
 
     def run(self, signals: ShutdownSignals | None) -> list[CaseResult]:
-        """Step until the duration, or until every blocking check is decided; the verdicts."""
+        """Step until the duration, or until every verdict is settled; the verdicts.
+
+        Verdicts of checks the run did not see to the end of their windows are errors.
+        """
         session, scenario = self.session, self.scenario
         while True:
             self.due(session.time)
             self.observe_period()
             if session.time >= scenario.duration - 1e-9:
                 break
-            blocking = [c for c in self.all_checks if c.blocking]
-            if self.timeline.through and not self.running and all(c.decided() for c in blocking):
+            if self.timeline.through and not self.running and all(j.decided() for j in self.judged):
                 break
             if signals is not None and signals.requested:
                 self.stopped = True
                 break
             session.advance()
-        final = observe(session, final=True)
-        return [
-            CaseResult(check.label, verdict.passed, verdict.detail)
-            for check in self.all_checks
-            for verdict in (check.verdict(final),)
-        ]
+        return self.verdicts(failure=f"stopped by a signal at {session.time:.2f} s" if self.stopped else "")
+
+    def verdicts(self, *, failure: str = "") -> list[CaseResult]:
+        """Every check's verdict on the run so far; ``failure``: why the run ended (errors name it)."""
+        final = observe(self.session, final=True)
+        cases = []
+        for judged in self.judged:
+            verdict = judged.verdict(final)
+            detail = f"{failure}; {verdict.detail}" if failure and verdict.error else verdict.detail
+            cases.append(CaseResult(judged.check.label, verdict.passed, detail, verdict.error, verdict.span))
+        return cases
 
     def observe_period(self) -> None:
-        """Hand the checks this period's observation; collect finished gotos; sample the log."""
+        """Collect finished gotos; hand the checks this period's observation; sample the log."""
         obs = observe(self.session)
-        for check in self.checks:
-            check.observe(obs)
         for index, goto in list(self.running.items()):
             if goto.finished:
                 self.gotos[index].result = goto.result()
                 del self.running[index]
+        for judged in self.judged:
+            judged.observe(obs)
         if obs.t >= self._next_sample:
             self._next_sample = obs.t + SAMPLE_PERIOD
             sim = self.session.sim
@@ -219,26 +267,6 @@ class ScenarioRun:
                     self.fault_owner[link] = None
 
 
-def graph_options(scenario: Scenario) -> GraphOptions:
-    """The graph a scenario runs on (lockstep)."""
-    from hil_bringup.core.graph import GraphOptions  # noqa: PLC0415 - the graph's modules load late
-
-    drop, corrupt = scenario.faults or (0.0, 0.0)
-    return GraphOptions(
-        rtf=0.0,
-        world=scenario.world,
-        behaviour=scenario.behaviour,
-        checked=scenario.checked,
-        mcu=scenario.mcu,
-        physics=scenario.physics,
-        firmware=scenario.firmware,
-        seed=scenario.seed,
-        faults=scenario.fault_proxies,
-        fault_drop=drop,
-        fault_corrupt=corrupt,
-    )
-
-
 def run_scenario(
     scenario: Scenario, *, report_dir: Path | None = None, signals: ShutdownSignals | None = None
 ) -> SuiteResult:
@@ -252,10 +280,16 @@ def run_scenario(
     try:
         session = HilSession(graph_options(scenario), start=Pose(*scenario.start) if scenario.start else None)
     except RUN_ERRORS as exc:
+        cases = [CaseResult("the run starts", False, str(exc), error=True)]
+        cases += [
+            CaseResult(label, False, "not judged: the run did not start", error=True)
+            for label in labels(scenario)
+        ]
         return SuiteResult(
             scenario.name,
             time.monotonic() - started,
-            [CaseResult("the run starts", False, str(exc), error=True)],
+            cases,
+            properties={"file": str(scenario.path), "simulated_s": "0.000"},
         )
     status = Status(session.runner)
     run = ScenarioRun(scenario, session)
@@ -263,8 +297,8 @@ def run_scenario(
         cases = run.run(signals)
         run.log.metrics.update(_metrics(status.snapshot(), session.runner, session.runner.options))
     except RUN_ERRORS as exc:
-        error = f"the run failed at {session.time:.2f} s: {exc}"
-        cases = [CaseResult(check.label, False, error, error=True) for check in run.all_checks]
+        failure = f"the run failed at {session.time:.2f} s: {exc}"
+        cases = [CaseResult("the run completes", False, failure, error=True), *run.verdicts(failure=failure)]
     finally:
         simulated = session.time
         session.stop()
@@ -276,7 +310,17 @@ def run_scenario(
             "passed": all(c.passed for c in cases),
             "stopped": run.stopped,
             "wall_s": round(wall, 3),
-            "assertions": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in cases],
+            "simulated_s": round(simulated, 3),
+            "assertions": [
+                {
+                    "name": c.name,
+                    "verdict": c.verdict,
+                    "passed": c.passed,
+                    "detail": c.detail,
+                    "span_s": None if c.span is None else [round(t, 3) for t in c.span],
+                }
+                for c in cases
+            ],
         }
         metrics_path, picture_path = write_report(run.log, report_dir / scenario.name)
         out = f"metrics: {metrics_path}\npicture: {picture_path}"
@@ -284,16 +328,20 @@ def run_scenario(
     return SuiteResult(scenario.name, wall, cases, system_out=out, properties=properties)
 
 
+def labels(scenario: Scenario) -> list[str]:
+    """The names of a scenario's cases: its assertions', then its gotos'."""
+    gotos = [goto_label(e.goal, e.at) for e in scenario.events if isinstance(e, Goto)]
+    return [check.label for check in scenario.checks()] + gotos
+
+
 def print_result(suite: SuiteResult, scenario: Scenario) -> None:
-    """PASS/FAIL per assertion."""
-    verdict = "PASS" if suite.passed else "FAIL"
+    """PASS/FAIL/ERROR per assertion, with the simulated span each verdict covers."""
     print(
-        f"{verdict} {scenario.name} ({scenario.path}, {suite.wall_time:.1f} s wall, "
-        f"{suite.properties.get('simulated_s', '?')} s simulated)"
+        f"{suite.verdict} {scenario.name} ({scenario.path}, {suite.wall_time:.1f} s wall, "
+        f"{suite.properties.get('simulated_s', '?')} of {scenario.duration:g} s simulated)"
     )
     for case in suite.cases:
-        mark = "PASS" if case.passed else ("ERROR" if case.error else "FAIL")
-        print(f"  {mark:5} {case.name}: {case.detail}")
+        print(f"  {case.verdict:5} {case.name}: {case.text}")
     if suite.system_out:
         for line in suite.system_out.splitlines():
             print(f"  {line}")
@@ -320,6 +368,22 @@ def run_files(
     return results
 
 
+def summary(results: Sequence[SuiteResult], *, planned: int, interrupted: bool = False) -> str:
+    """The last line: scenarios, assertions passed, failed and errors, scenarios not run."""
+    cases = [c for s in results for c in s.cases]
+    counts = {verdict: sum(1 for c in cases if c.verdict == verdict) for verdict in ("PASS", "FAIL", "ERROR")}
+    return (
+        f"hil_scenario: {len(results)} scenario(s), {len(cases)} assertion(s): {counts['PASS']} passed, "
+        f"{counts['FAIL']} failed, {counts['ERROR']} error(s)"
+        + (f"; interrupted, {planned - len(results)} scenario(s) not run" if interrupted else "")
+    )
+
+
+def exit_status(results: Sequence[SuiteResult], *, planned: int) -> int:
+    """0 if every planned scenario ran and every assertion passed, else 1 (an error or a skip too)."""
+    return 0 if len(results) == planned and all(s.passed for s in results) else 1
+
+
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(
@@ -343,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     try:
         scenarios = [load_scenario(path) for path in scenario_files(args.files)]
+        for scenario in scenarios:
+            check_graph(scenario)
         names = [s.name for s in scenarios]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
@@ -370,16 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hil_scenario: {exc}", file=sys.stderr)
         return 2
     results = run_files(scenarios, out=None if args.no_report else out, junit=junit, signals=signals)
-    cases = [c for s in results for c in s.cases]
-    failed = sum(1 for c in cases if not c.passed)
-    print(
-        f"hil_scenario: {len(results)} scenario(s), {len(cases)} assertion(s): "
-        f"{len(cases) - failed} passed, {failed} failed" + (" (interrupted)" if signals.requested else "")
-    )
+    print(summary(results, planned=len(scenarios), interrupted=signals.requested))
     print(f"junit: {junit}", flush=True)
-    if signals.requested:
-        return 0
-    return 0 if failed == 0 and len(results) == len(scenarios) else 1
+    return exit_status(results, planned=len(scenarios))
 
 
 if __name__ == "__main__":

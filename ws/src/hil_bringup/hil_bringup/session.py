@@ -117,7 +117,11 @@ class HilSession:
     # --- time -----------------------------------------------------------------------------
 
     def advance(self) -> None:
-        """One lockstep period (5 ms of simulated time), then the observers."""
+        """One lockstep period (5 ms of simulated time), then the observers.
+
+        Raises:
+            HilBringupError: a part of the graph died (a firmware harness), naming it.
+        """
         self.runner.step()
         for observer in self.observers:
             observer(self)

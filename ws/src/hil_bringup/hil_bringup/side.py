@@ -8,7 +8,12 @@ What ``world.launch.py`` and ``robot.launch.py`` start (the same
 with a parameter file written from the graph, in its namespace. The robot side follows
 the world's ``/clock`` (``use_sim_time``). SIGINT/SIGTERM stop every process (SIGINT,
 then SIGKILL after 5 s); a process that exits on its own ends the side with status 1,
-naming it. Exit 2 on bad options.
+naming it (status 2 if it exited 2: a configuration error it names). The processes die
+with the side however it dies (a SIGKILL too: :mod:`hil_bridge.core.children`), so
+nothing of a killed side drives on or holds its links. Exit 2 on bad options, and on
+a robot side whose link folder another user could change
+(:func:`hil_bringup.core.graph.prepare_link_folder`). Parameter files go in a private
+folder in the user's runtime folder.
 """
 
 from __future__ import annotations
@@ -24,58 +29,48 @@ from pathlib import Path
 
 import yaml
 
-from hil_bridge.core.arg_types import finite, integer
+from hil_bridge.core.arg_types import integer
+from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.paths import share_dir
+from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.shutdown import ignore_further_stop_signals, shutdown_signals
-from hil_bringup.core.graph import BEHAVIOURS, MCU_KINDS, SIDES, GraphOptions, describe_side, params_file
+from hil_bridge.errors import HilBridgeError
+from hil_bringup.core.graph import SIDES, GraphOptions, describe_side, params_file, prepare_link_folder
+from hil_bringup.core.options import add_arguments, from_namespace
 from hil_bringup.errors import HilBringupError
 
 #: Seconds a process has to stop on SIGINT before it is killed.
 STOP_GRACE_S = 5.0
+#: Exit status of a process (and of the side) on a configuration error.
+CONFIG_ERROR_STATUS = 2
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    """The command line."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: its own options and the run options (GraphOptions)."""
     parser = argparse.ArgumentParser(prog="hil_side", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "side", choices=SIDES, help="world (simulator, radio) or robot (one HIL robot's chain)"
     )
     parser.add_argument("--robot", type=integer(minimum=0), default=0, help="robot side: which HIL robot")
-    parser.add_argument("--robots", type=integer(minimum=1), default=1, help="robots in the world")
-    parser.add_argument("--hil-robots", type=integer(minimum=1), default=1, help="robots with a HIL chain")
-    parser.add_argument("--radio", action="store_true", help="a radio between the robots")
-    parser.add_argument("--rtf", type=finite(minimum=0.0), default=1.0, help="world side: real-time factor")
-    parser.add_argument(
-        "--mcu", default="virtual", choices=MCU_KINDS[:2], help="robot side: the simulated MCU"
-    )
-    parser.add_argument(
-        "--behaviour", default="boards", choices=BEHAVIOURS, help="robot side: AUTO behaviour"
-    )
-    parser.add_argument("--world", default="", help="world YAML (or a name of hil_sim's worlds)")
-    parser.add_argument(
-        "--robot-spacing", type=finite(minimum=0.0), default=0.4, help="start grid spacing, m"
-    )
-    parser.add_argument("--seed", type=integer(minimum=0), default=0, help="the run's seed")
-    parser.add_argument("--link-dir", default="", help="robot side: folder of the pty links")
-    return parser.parse_args(argv)
+    # The run's options (GraphOptions), as declared there: give both sides the same ones.
+    add_arguments(parser, GraphOptions)
+    return parser
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The parsed command line (exit 2 naming a bad option)."""
+    return build_parser().parse_args(argv)
 
 
 def commands(args: argparse.Namespace, folder: Path) -> list[tuple[str, list[str]]]:
     """``(name, command)`` of every process of the side; parameter files go in ``folder``."""
-    options = GraphOptions(
-        robots=args.robots,
-        hil_robots=args.hil_robots,
-        robot_spacing=args.robot_spacing,
-        radio=args.radio,
-        rtf=args.rtf,
-        use_sim_time=args.side == "robot",
-        world=args.world,
-        behaviour=args.behaviour,
-        mcu=args.mcu,
-        seed=args.seed,
-        link_dir=args.link_dir,
-    )
+    given = from_namespace(GraphOptions, args)
+    if given["mcu"] == "serial":
+        raise HilBringupError("--mcu serial: a side with real boards runs with robot.launch.py")
+    options = GraphOptions(**{**given, "use_sim_time": args.side == "robot"})
     nodes, processes = describe_side(options, args.side, robot=args.robot)
+    if args.side == "robot":
+        prepare_link_folder(options)
     out = []
     for node in nodes:
         params = folder / f"{node.key.replace('/', '_')}.yaml"
@@ -99,12 +94,17 @@ def executable(package: str, name: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """Start the side's processes and keep them until a stop signal or one of them ends."""
     signals = shutdown_signals()
-    with tempfile.TemporaryDirectory(prefix="hil-side-") as folder:
+    with tempfile.TemporaryDirectory(prefix="hil-side-", dir=runtime_dir()) as folder:
         started: list[tuple[str, subprocess.Popen[bytes]]] = []
         status = 0
         try:
             for name, command in commands(args, Path(folder)):
-                started.append((name, subprocess.Popen(command, start_new_session=True)))
+                process = subprocess.Popen(
+                    command,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent(),  # noqa: PLW1509 - the child runs only prctl and getppid
+                )
+                started.append((name, process))
             print(
                 f"hil_side: {args.side} side, {len(started)} process(es): {', '.join(n for n, _ in started)}"
             )
@@ -115,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
                         f"hil_side: {', '.join(f'{n} exited {c}' for n, c in ended)}; stopping",
                         file=sys.stderr,
                     )
-                    status = 1
+                    # A configuration error (exit 2, its message printed) is the side's too.
+                    status = CONFIG_ERROR_STATUS if CONFIG_ERROR_STATUS in (c for _, c in ended) else 1
                     break
         finally:
             stop(started)
@@ -137,11 +138,11 @@ def stop(started: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one side; exit 2 on bad options."""
+    """Run one side; exit 2 on bad options or a process's configuration error."""
     shutdown_signals()
     try:
         return run(parse(argv))
-    except HilBringupError as exc:
+    except (HilBringupError, HilBridgeError) as exc:
         print(f"hil_side: {exc}", file=sys.stderr)
         return 2
     finally:

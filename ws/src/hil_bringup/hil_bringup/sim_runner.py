@@ -18,11 +18,15 @@ are removed by the next run.
 
 With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
 robot 0 within the light's reference distance) has been done for a settle second;
-``metrics.json`` records ``done`` and ``done_at_s``. Exit status: 0, or with
-``--until-done`` 1 if ``--duration`` ran out before the task was done; 1 when the run
-fails on the way (the physics goes numerically unstable, say: the message names the
-world; the report is still written, ``failure`` in ``metrics.json``); 2 on a bad
-configuration.
+``metrics.json`` records ``done`` and ``done_at_s``.
+
+A part of the run that dies (a node's thread, the firmware harness of ``--mcu
+simavr``) ends the run at once, in real time and in lockstep: the message names it,
+the report is written as after any run (``metrics.json`` has it as ``failure``), and
+the exit status is 1.
+
+Exit status: 0, or with ``--until-done`` 1 if ``--duration`` ran out before the task
+was done; 1 if a part of the run died; 2 on a bad configuration.
 """
 
 from __future__ import annotations
@@ -41,7 +45,9 @@ from hil_bridge.core.leftovers import remove_dead_dds_segments
 from hil_bridge.core.shutdown import ShutdownSignals, ignore_further_stop_signals, shutdown_signals
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.done import GATHER_RADIUS, DonePredicate, DoneWatch, swarm_gathered, task_done
-from hil_bringup.core.graph import BEHAVIOURS, PHYSICS, GraphOptions
+from hil_bringup.core.goto import wrap_angle
+from hil_bringup.core.graph import GraphOptions
+from hil_bringup.core.options import add_arguments, from_namespace
 from hil_bringup.errors import HilBringupError
 from hil_sim.errors import HilSimError
 from robot_control.errors import RobotControlError
@@ -54,12 +60,12 @@ if TYPE_CHECKING:
 SAMPLE_PERIOD = 0.05
 #: Why a run ended.
 Ending = Literal["done", "duration", "boards", "stopped", "failed"]
-#: What a failing run raises (a bad configuration, found before the run, raises them too).
-RUN_ERRORS = (HilBringupError, HilSimError, HilBridgeError, RobotControlError)
+#: Wall seconds between looks at whether a part of the run has died.
+FAILURE_CHECK_PERIOD_S = 0.1
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
-    """The runner's options."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: its own options and the run options (GraphOptions)."""
     parser = argparse.ArgumentParser(
         prog="hil_sim_runner", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -69,76 +75,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=0.0,
         help="simulated seconds to run (0: until Ctrl-C)",
     )
-    parser.add_argument(
-        "--rtf",
-        type=finite(minimum=0.0),
-        default=1.0,
-        help="real-time factor; 0 = as fast as possible (lockstep)",
-    )
-    parser.add_argument(
-        "--robots",
-        type=integer(minimum=1),
-        default=1,
-        help="number of robots (robots past --hil-robots follow robot_<i>/cmd_vel)",
-    )
-    parser.add_argument(
-        "--hil-robots",
-        type=integer(minimum=1),
-        default=1,
-        help="robots 0..K-1 each get an MCU, signal bridge and control loop in robot_<i>/ (at most --robots)",
-    )
-    parser.add_argument(
-        "--robot-spacing",
-        type=finite(minimum=0.0),
-        default=0.4,
-        help="grid spacing (m) of several robots around the world's start",
-    )
-    parser.add_argument(
-        "--radio",
-        action="store_true",
-        help="a radio between the robots: each HIL robot gets a radio module (the swarm behaviour needs it)",
-    )
-    parser.add_argument(
-        "--behaviour", default="boards", choices=BEHAVIOURS, help="AUTO behaviour ('' = MANUAL)"
-    )
-    parser.add_argument(
-        "--mcu",
-        default="virtual",
-        choices=("virtual", "simavr"),
-        help="the MCU under test: virtual (Python) or simavr (the compiled robot_mcu firmware in simavr)",
-    )
-    parser.add_argument(
-        "--firmware", default="", help="--mcu simavr: the firmware ELF (default: robot_mcu, built and cached)"
-    )
-    parser.add_argument("--record", default="", help="record a rosbag2 (MCAP) of the run to this path")
     parser.add_argument("--headless", action="store_true", help="no live status, progress lines only")
-    parser.add_argument("--world", default="", help="world YAML (default: hil_sim's demo world)")
-    parser.add_argument(
-        "--physics",
-        default="native",
-        choices=PHYSICS,
-        help="physics backend: native (2-D numpy engine) or mujoco (MuJoCo, boards topple)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise")
-    parser.add_argument("--checked", action="store_true", help="checked mode on both links")
-    parser.add_argument(
-        "--faults",
-        action="store_true",
-        help="a link fault proxy on both links (0.1 %% drop and corruption per byte unless given below);"
-        " metrics.json then accounts for every message they damaged",
-    )
-    parser.add_argument(
-        "--fault-drop",
-        type=float,
-        default=None,
-        help="probability a byte is lost on the links (implies --faults)",
-    )
-    parser.add_argument(
-        "--fault-corrupt",
-        type=float,
-        default=None,
-        help="probability a byte gets a bit flipped on the links (implies --faults)",
-    )
+    # The run's options (GraphOptions), as declared there; --fault-drop and --fault-corrupt
+    # imply --faults when given, so they start unset.
+    add_arguments(parser, GraphOptions, unset=("fault_drop", "fault_corrupt"))
     parser.add_argument(
         "--until-boards-down", type=integer(minimum=0), default=0, help="stop once this many boards are down"
     )
@@ -151,7 +91,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--report-dir", default="", help="folder for report.png and metrics.json (default: runs/<time>)"
     )
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The parsed command line (exit 2 naming a bad option)."""
+    return build_parser().parse_args(argv)
 
 
 class Status:
@@ -174,7 +119,8 @@ class Status:
             "sim_time": sim.time,
             "wall_time": wall,
             "rtf": sim.time / wall if wall > 0 else 0.0,
-            "pose": (float(sim.x[0]), float(sim.y[0]), float(sim.yaw[0])),
+            # The physics keeps yaw unwound (turns add up); the pose reads in (-pi, pi].
+            "pose": (float(sim.x[0]), float(sim.y[0]), wrap_angle(float(sim.yaw[0]))),
             "boards_down": sim.geometry.boards_down,
             "boards": len(sim.world.boards),
             "mode": loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else ""),
@@ -227,6 +173,19 @@ def check_report_folder(folder: Path) -> None:
         raise HilBringupError(f"report folder {folder}: cannot write there: {exc.strerror or exc}") from exc
 
 
+def graph_options(args: argparse.Namespace) -> GraphOptions:
+    """The run's options from the command line (:func:`parse`).
+
+    Raises:
+        HilBringupError: an option the runner cannot run (``--mcu serial``) or a bad combination.
+    """
+    given = from_namespace(GraphOptions, args)
+    if given["mcu"] == "serial":
+        raise HilBringupError("--mcu serial: real boards run with hardware.launch.py, not hil_sim_runner")
+    faults = args.faults or args.fault_drop is not None or args.fault_corrupt is not None
+    return GraphOptions(**{**given, "faults": faults})
+
+
 def run(
     args: argparse.Namespace, *, done: DonePredicate | None = None, signals: ShutdownSignals | None = None
 ) -> int:
@@ -242,31 +201,14 @@ def run(
         HilBringupError: ``--until-done`` with a behaviour that has no task, or a
             report folder that cannot be written (checked before the run).
     """
-    if args.until_done and done is None and not args.behaviour:
+    if args.until_done and done is None and args.behaviour == "manual":
         raise HilBringupError("--until-done needs a behaviour with a task (boards or light); MANUAL has none")
-    if done is None and args.behaviour:
+    if done is None and args.behaviour != "manual":
         done = task_done(args.behaviour)
         if args.behaviour == "swarm":
             done = partial(swarm_gathered, robots=args.hil_robots)  # the robots that have a loop
     watch = DoneWatch(done) if done is not None else None
-    options = GraphOptions(
-        robots=args.robots,
-        hil_robots=args.hil_robots,
-        radio=args.radio,
-        robot_spacing=args.robot_spacing,
-        rtf=args.rtf,
-        world=args.world,
-        physics=args.physics,
-        behaviour=args.behaviour,
-        checked=args.checked,
-        faults=args.faults or args.fault_drop is not None or args.fault_corrupt is not None,
-        fault_drop=GraphOptions.fault_drop if args.fault_drop is None else args.fault_drop,
-        fault_corrupt=GraphOptions.fault_corrupt if args.fault_corrupt is None else args.fault_corrupt,
-        mcu=args.mcu,
-        seed=args.seed,
-        record=args.record,
-        firmware=args.firmware,
-    )
+    options = graph_options(args)
     folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
     check_report_folder(folder)  # now: a run's results are lost if the folder fails at the end
     # Imported only now, after main() installed the signal handlers: rclpy, the nodes
@@ -287,7 +229,6 @@ def run(
         flush=True,
     )
     ending: Ending = "stopped"
-    log.metrics["failure"] = None
     try:
         if not signals.requested:  # a signal while the graph was being built: no run
             runner.start()
@@ -305,7 +246,15 @@ def run(
         link_faults = link_fault_report(runner)
         if link_faults is not None:
             log.metrics["link_faults"] = link_faults
+        failure = runner.failure()
+        log.metrics["failure"] = failure
         runner.stop()
+    if failure is not None:
+        print(
+            f"hil_sim_runner: {failure}; the run stopped at {snapshot['sim_time']:.1f} s simulated",
+            file=sys.stderr,
+            flush=True,
+        )
     metrics_path, picture_path = write_report(log, folder)
     print(
         f"hil_sim_runner: {snapshot['boards_down']} of {snapshot['boards']} boards down "
@@ -321,8 +270,7 @@ def run(
         print(f"hil_sim_runner: link faults: {fault_summary(link_faults)}")
     print(f"metrics: {metrics_path}")
     print(f"picture: {picture_path}", flush=True)
-    if ending == "failed":
-        print(f"hil_sim_runner: the run failed: {log.metrics['failure']}", file=sys.stderr)
+    if failure is not None:
         return 1
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
 
@@ -347,12 +295,13 @@ def _drive(
         live = Live(render(status.snapshot()), refresh_per_second=4)
         live.start()
     ending: Ending | None = None
+    next_check = time.monotonic()
     try:
         while ending is None and not signals.requested:
-            if runner.lockstep:
-                runner.step()
-            else:
-                signals.wait(0.02)
+            check = time.monotonic() >= next_check
+            next_check = time.monotonic() + FAILURE_CHECK_PERIOD_S if check else next_check
+            if not _advance(runner, signals, check_failure=check):
+                return "failed"  # a part of the run died; run() reports it
             with sim_node.lock:
                 t = sim.time
                 if t >= next_sample:
@@ -380,9 +329,6 @@ def _drive(
                         f"MCU {'alive' if snapshot['mcu_alive'] else 'LOST'}",
                         flush=True,
                     )
-    except RUN_ERRORS as exc:  # the run failed on the way (the physics went unstable, say)
-        log.metrics["failure"] = str(exc)
-        ending = "failed"
     finally:
         with sim_node.lock:  # the last moment too, whatever ended the run
             log.sample(
@@ -395,6 +341,20 @@ def _drive(
         if live is not None:
             live.stop()
     return ending or "stopped"
+
+
+def _advance(runner: GraphRunner, signals: ShutdownSignals, *, check_failure: bool) -> bool:
+    """One lockstep period, or a short wait in real time; False once a part of the run has died."""
+    if runner.lockstep:
+        try:
+            runner.step()
+        except HilBringupError:
+            if runner.failure() is None:
+                raise
+            return False
+    else:
+        signals.wait(0.02)
+    return not check_failure or runner.failure() is None
 
 
 def _ending(args: argparse.Namespace, t: float, down: int, *, settled: bool) -> Ending | None:
@@ -460,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
         return run(args, signals=signals)
-    except RUN_ERRORS as exc:
+    except (HilBringupError, HilSimError, HilBridgeError, RobotControlError) as exc:
         print(f"hil_sim_runner: {exc}", file=sys.stderr)
         return 2
     finally:

@@ -16,5 +16,5 @@ from hil_bringup.launch_common import declare, graph_actions
 def generate_launch_description() -> LaunchDescription:
     """Arguments (``--show-args``), then the graph with the MCU on a serial port."""
     return LaunchDescription(
-        [*declare({"mcu": "serial", "behaviour": ""}), OpaqueFunction(function=graph_actions)]
+        [*declare({"mcu": "serial", "behaviour": "manual"}), OpaqueFunction(function=graph_actions)]
     )

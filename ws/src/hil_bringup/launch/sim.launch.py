@@ -6,8 +6,10 @@
 
 The node list and parameters come from hil_bringup's graph description, the same one
 the one-process runner (``make sim``) uses. The ptys' links are in
-``/tmp/hil/domain<ROS_DOMAIN_ID>/<namespace>/`` (or ``link_dir:=...``): a second launch
-in the same domain and namespace stops with an error naming the process that holds them.
+``<runtime folder>/domain<ROS_DOMAIN_ID>/<namespace>/``, the runtime folder being the
+user's own (``$XDG_RUNTIME_DIR/hil``, else ``/tmp/hil-<uid>``), or in ``link_dir:=...``,
+which must be a folder only you can change: a second launch in the same domain and
+namespace stops with an error naming the process that holds them.
 With ``faults:=true`` a ``hil_link_proxy`` sits in front of each link (its own pty,
 ``mcu_command_faulty`` and ``signal_link_faulty``) and the loop and the bridge open those.
 """

@@ -326,6 +326,45 @@ def test_hil_gazebo_export_writes_checks_and_exits_2_on_bad_input(
     assert "hil_gazebo: world 'atlantis'" in capsys.readouterr().err
 
 
+MINE = "<sdf version='1.9'><world name='mine'/></sdf>\n"
+REFUSED = "exist(s) and hil_gazebo export did not write them; not overwritten"
+
+
+# fmt: off
+#: (files already in --out, extra options, (exit status, words in stderr; {out}: the folder))
+EXPORTS = [
+    ({}, [], (0, "")),
+    ({"world.sdf": MINE}, [], (2, f"{{out}}: world.sdf {REFUSED}")),
+    ({"bridge.yaml": "[]\n", "robot.sdf": MINE}, [], (2, f"{{out}}: robot.sdf, bridge.yaml {REFUSED}")),
+    ({"world.sdf": MINE}, ["--force"], (0, "")),
+    ({"world.sdf": "EXPORT"}, [], (0, "")),  # a file of an earlier export is its own to rewrite
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("existing", "extra", "expected"), EXPORTS)
+def test_export_does_not_overwrite_files_it_did_not_write(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    existing: dict[str, str],
+    extra: list[str],
+    expected: tuple[int, str],
+) -> None:
+    status, words = expected
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier = export("empty", tmp_path / "earlier")
+    for name, text in existing.items():
+        (out / name).write_text(earlier.world_sdf.read_text() if text == "EXPORT" else text)
+    assert hil_gazebo(["export", "--world", "empty", "--out", str(out), *extra]) == status
+    assert words.format(out=out) in capsys.readouterr().err
+    for name, text in existing.items():
+        if text != "EXPORT":
+            assert ((out / name).read_text() == text) == (status == 2), name
+    if status == 0:
+        assert '<world name="hil_empty"' in (out / "world.sdf").read_text()
+
+
 def test_world_sdf_refuses_a_bad_rate() -> None:
     with pytest.raises(HilBringupError, match="physics_rate = 0"):
         world_sdf(WorldConfig(), name="w", physics_rate=0.0)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-from hil_bringup.core.graph import GraphOptions, describe, describe_side, params_file, run_link_dir
+from hil_bridge.core.runtime_dir import runtime_root
+from hil_bringup.core.graph import (
+    GraphOptions,
+    describe,
+    describe_side,
+    params_file,
+    prepare_link_folder,
+    run_link_dir,
+)
 from hil_bringup.errors import HilBringupError
+from support.unsafe_folders import MAIN_KINDS, Make
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -116,8 +124,35 @@ def test_runs_in_other_domains_or_namespaces_get_other_link_folders() -> None:
         run_link_dir(namespace="/team_b/arm", domain_id="5"),
     }
     assert len(folders) == 4
-    assert run_link_dir(namespace="/team_b/arm/", domain_id="5") == "/tmp/hil/domain5/team_b/arm"
-    assert run_link_dir(domain_id="") == "/tmp/hil/domain0"  # unset: the default domain
+    root = runtime_root()
+    assert run_link_dir(namespace="/team_b/arm/", domain_id="5") == f"{root}/domain5/team_b/arm"
+    assert run_link_dir(domain_id="") == f"{root}/domain0"  # unset: the default domain
+
+
+def test_link_folders_are_in_the_users_own_runtime_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xdg = tmp_path / "run-user"
+    xdg.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
+    monkeypatch.setenv("ROS_DOMAIN_ID", "5")
+    assert run_link_dir(namespace="/team_a") == f"{xdg}/hil/domain5/team_a"
+    options = GraphOptions()
+    assert options.link_folder == f"{xdg}/hil/domain5"
+    assert not (xdg / "hil").exists()  # describing a run makes nothing
+    assert prepare_link_folder(options) == xdg / "hil" / "domain5"
+    for folder in (xdg / "hil", xdg / "hil" / "domain5"):
+        assert folder.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("make", MAIN_KINDS)
+def test_a_link_dir_another_user_could_change_is_refused_naming_it(tmp_path: Path, make: Make) -> None:
+    folder, words = make(tmp_path)
+    with pytest.raises(HilBringupError) as refused:
+        prepare_link_folder(GraphOptions(link_dir=str(folder)))
+    assert str(refused.value).startswith(f"link_dir {folder}: folder ")
+    for word in words:
+        assert word in str(refused.value)
 
 
 def test_default_link_folder_follows_ros_domain_id_and_holds_every_link(
@@ -125,12 +160,12 @@ def test_default_link_folder_follows_ros_domain_id_and_holds_every_link(
 ) -> None:
     monkeypatch.setenv("ROS_DOMAIN_ID", "17")
     options = GraphOptions(faults=True)
-    assert options.link_folder == "/tmp/hil/domain17"
+    assert options.link_folder == str(runtime_root() / "domain17")
     nodes, _ = describe(options)
     mcu = next(n for n in nodes if n.name == "virtual_mcu")
     loop = next(n for n in nodes if n.name == "control_loop")
     for port in (mcu.parameters["command_port"], mcu.parameters["signal_port"], loop.parameters["port"]):
-        assert Path(port).parent == Path("/tmp/hil/domain17"), port
+        assert Path(port).parent == runtime_root() / "domain17", port
     assert GraphOptions(link_dir="/run/mine").command_link == "/run/mine/mcu_command"
 
 
@@ -165,42 +200,6 @@ def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
 def test_bad_options_are_refused_by_name(options: dict[str, object], message: str) -> None:
     with pytest.raises(HilBringupError, match=message):
         GraphOptions(**options)  # type: ignore[arg-type]
-
-
-def test_every_launch_argument_has_a_description() -> None:
-    tree = ast.parse((PACKAGE / "hil_bringup" / "launch_common.py").read_text())
-    table = next(
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "ARGUMENTS"
-    )
-    assert isinstance(table, ast.Dict)
-    for key, value in zip(table.keys, table.values, strict=True):
-        assert isinstance(value, ast.Tuple)
-        description = value.elts[1]
-        assert isinstance(description, ast.Constant) and len(description.value) > 20, ast.unparse(key)
-    names = {ast.literal_eval(k) for k in table.keys if k is not None}
-    assert {
-        "robots",
-        "rtf",
-        "use_sim_time",
-        "world",
-        "behaviour",
-        "record",
-        "checked",
-        "faults",
-        "fault_drop",
-        "fault_corrupt",
-        "mcu",
-        "link_dir",
-    } <= names
-    defaults = {
-        ast.literal_eval(k): ast.literal_eval(v.elts[0])
-        for k, v in zip(table.keys, table.values, strict=True)
-        if k is not None and isinstance(v, ast.Tuple)
-    }
-    for name in ("fault_drop", "fault_corrupt"):  # the launch and the runner fault alike
-        assert float(defaults[name]) == getattr(GraphOptions, name), name
 
 
 def test_launch_files_are_one_flat_launch_description() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hil_bringup.core.graph import PHYSICS, GraphOptions, describe
+from hil_bringup.core.graph import PHYSICS, GraphOptions, describe, launch_arguments
 from hil_bringup.errors import HilBringupError
 from hil_bringup.sim_runner import parse
 from hil_sim.core.physics import BACKENDS
@@ -37,17 +36,8 @@ def test_an_unknown_backend_is_refused_naming_the_choices() -> None:
 
 
 def test_the_launch_files_take_physics_with_its_choices() -> None:
-    tree = ast.parse((PACKAGE / "hil_bringup" / "launch_common.py").read_text())
-    table = next(
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "ARGUMENTS"
-    )
-    assert isinstance(table, ast.Dict)
-    entry = next(v for k, v in zip(table.keys, table.values, strict=True) if ast.literal_eval(k) == "physics")
-    assert isinstance(entry, ast.Tuple)
-    assert ast.literal_eval(entry.elts[0]) == "native"
-    assert ast.unparse(entry.elts[2]) == "list(PHYSICS)"
+    default, _, choices = launch_arguments()["physics"]
+    assert (default, choices) == ("native", ["native", "mujoco"])
 
 
 @pytest.mark.ros

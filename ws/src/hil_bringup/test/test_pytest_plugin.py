@@ -58,7 +58,7 @@ def test_marker_options_become_graph_options_in_lockstep(tmp_path: Path) -> None
         {"mcu": "simavr", "world": "empty", "checked": True, "faults": True, "start": (0.5, 0.0, 1.0)},
         base=tmp_path,
     )
-    assert (options.rtf, options.mcu, options.checked, options.behaviour) == (0.0, "simavr", True, "")
+    assert (options.rtf, options.mcu, options.checked, options.behaviour) == (0.0, "simavr", True, "manual")
     assert options.world.endswith("empty.yaml")
     assert (options.faults, options.fault_drop, options.fault_corrupt) == (True, 0.0, 0.0)
     assert (start.x, start.y, start.yaw) == (0.5, 0.0, 1.0)

@@ -16,7 +16,7 @@ from hil_bridge.core.paths import share_dir
 from hil_bringup.core.bag import RUN_KEY
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.replay import main
-from hil_bringup.runner import GraphRunner
+from hil_bringup.runner import GraphRunner, recorded_options
 
 Damage = Callable[[Path], None]
 #: A bad bag: name, damage, exit status, words the message must hold.
@@ -125,6 +125,7 @@ def _truncate(fraction: float) -> Damage:
 
 BAD_BAGS: list[Case] = [
     ("world file gone", _edit_run(world="/gone/world.yaml"), 2, ["world file /gone/world.yaml", "missing"]),
+    ("world name unknown", _edit_run(world="nowhere"), 2, ["hil_run.world", "'nowhere' is not a world"]),
     ("firmware gone", _edit_run(mcu="simavr", firmware="/nonexistent/robot.elf"), 2, ["firmware", "missing"]),
     ("world refused", _edit_run(world="/etc/hostname"), 2, ["cannot rebuild the recorded run", "hostname"]),
     (
@@ -133,8 +134,8 @@ BAD_BAGS: list[Case] = [
         2,
         ["replayed run failed", "unstable.yaml", "numerically unstable"],
     ),
-    ("option of a wrong type", _edit_run(robots="two"), 2, ["hil_run.robots", "'two'", "int"]),
-    ("option out of range", _edit_run(robots=0), 2, ["hil_run", "robots", "at least one"]),
+    ("option of a wrong type", _edit_run(robots="two"), 2, ["hil_run: robots = 'two'", "expected"]),
+    ("option out of range", _edit_run(robots=0), 2, ["hil_run: robots = 0", "minimum"]),
     ("no run options", _edit_metadata(f"{RUN_KEY}:", "other:"), 2, ["no HIL run options"]),
     (
         "count of a topic not read",
@@ -179,3 +180,12 @@ def test_a_sound_bag_replays_and_its_world_is_recorded_by_absolute_path(
     monkeypatch.chdir(tmp_path)  # elsewhere than the run: the world is still found
     assert main([str(recorded)]) == 0
     assert json.loads(capsys.readouterr().out)["agree"] is True
+
+
+def test_a_bag_keeps_world_files_by_absolute_path_and_world_names_as_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert recorded_options(GraphOptions(world="empty"))["world"] == "empty"
+    assert recorded_options(GraphOptions(world="my.yaml"))["world"] == str(tmp_path / "my.yaml")
+    assert recorded_options(GraphOptions(world=""))["world"] == ""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +14,11 @@ import pytest
 from hil_bringup.core.checks import (
     BoardsDown,
     Bounded,
+    Check,
     FailsafeTrips,
     GotoCheck,
     Inside,
+    Judged,
     NoFailsafe,
     Observation,
     Region,
@@ -37,6 +41,12 @@ from hil_bringup.errors import HilBringupError
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 MINIMAL = "duration: 5\nassertions:\n  - {no_failsafe: {}}\n"
+REST = MINIMAL.split("\n", 1)[1]
+ASSERT = "duration: 5\nassertions:\n  - "
+#: The header of an AVR program as avr-gcc links it (32-bit, little endian, ET_EXEC, EM_AVR).
+AVR_ELF = (
+    b"\x7fELF\x01\x01\x01" + bytes(9) + (2).to_bytes(2, "little") + (83).to_bytes(2, "little") + bytes(100)
+)
 
 
 def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
@@ -95,16 +105,21 @@ def test_the_readme_example_scenario_reads(tmp_path: Path) -> None:
 def test_minimal_scenario_takes_the_defaults(tmp_path: Path) -> None:
     scenario = load_scenario(write(tmp_path, MINIMAL, "minimal.yaml"))
     assert scenario.name == "minimal"
-    assert (scenario.mcu, scenario.behaviour, scenario.world, scenario.start) == ("virtual", "", "", None)
+    assert (scenario.mcu, scenario.behaviour, scenario.world, scenario.start) == (
+        "virtual",
+        "manual",
+        "",
+        None,
+    )
     assert not scenario.fault_proxies
 
 
 def test_full_scenario_reads_every_field(tmp_path: Path) -> None:
-    (tmp_path / "fw.elf").write_bytes(b"\x7fELF")
+    (tmp_path / "fw.elf").write_bytes(AVR_ELF)
     text = """
 name: everything
 description: all fields
-world: empty
+world: demo
 start: {x: 0.5, y: -0.5, yaw: 1.0}
 mcu: simavr
 physics: mujoco
@@ -131,7 +146,7 @@ assertions:
   - {state: {field: v, max: 0.5}}
 """
     scenario = load_scenario(write(tmp_path, text))
-    assert scenario.world.endswith("empty.yaml")
+    assert scenario.world.endswith("demo.yaml")
     assert scenario.physics == "mujoco"
     assert scenario.start == (0.5, -0.5, 1.0)
     assert scenario.firmware == str(tmp_path / "fw.elf")
@@ -216,6 +231,43 @@ def test_a_bad_scenario_is_refused_naming_the_file_and_the_field(
         load_scenario(path)
     assert str(path) in str(info.value)
     assert message in str(info.value)
+
+
+# fmt: off
+#: (file text, words after "<file>: ") of files a run would refuse, or judge only vacuously.
+UNRUNNABLE = [
+    # YAML as users write it (issue 21, item 11)
+    ("", "empty file, expected a mapping"),
+    ("duration: 5\nduration: 6\n" + REST, "line 2: duplicate key 'duration' (first on line 1)"),
+    ("duration: 1e300\n" + REST, "duration: 1e+300 is above 86400"),
+    ("duration: 1e-9\n" + REST, "duration: 1e-09 is below 0.1"),
+    # what the run would refuse (item 7)
+    ("world: empty\nstart: {x: 50, y: 0}\n" + MINIMAL, "start: (50, 0) is outside the 10 m x 10 m"),
+    ("world: demo\nstart: {x: 1.3, y: -1.2}\n" + MINIMAL, "start: (1.3, -1.2) is within 0.1 m of box 0"),
+    ("start: {x: 0.6, y: 0.0}\n" + MINIMAL, "start: (0.6, 0) is within 0.1 m of board 0 at (0.6, 0)"),
+    ("start: {yaw: 1e300}\n" + MINIMAL, "start: yaw 1e+300 is outside -6.283..6.283 rad"),
+    ("mcu: simavr\nfirmware: s.yaml\n" + MINIMAL, "firmware: firmware {dir}/s.yaml: not an ELF file"),
+    # assertions the run could only fail, or pass vacuously (item 9)
+    (ASSERT + "{telemetry: {list: TL9, field: x, min: 0}}\n", "assertions[0].telemetry.list: 'TL9' is not a"),
+    (ASSERT + "{telemetry: {list: TL2, field: v, min: 0}}\n", "assertions[0].telemetry.field: 'v' is not a"),
+    (ASSERT + "{boards_down: {count: 100, by: 5}}\n", "assertions[0].boards_down.count: 100 boards, but the"),
+    ("world: empty\n" + ASSERT + "{boards_down: {by: 5}}\n", "assertions[0].boards_down.count: missing, and"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("text", "message"), UNRUNNABLE)
+def test_a_scenario_a_run_would_refuse_is_refused_when_read(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(HilBringupError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"{path}: {message.format(dir=tmp_path)}")
+
+
+def test_telemetry_assertions_name_the_known_lists_and_fields(tmp_path: Path) -> None:
+    for text, known in (("TL9, field: x", "(known: TL1, TL2)"), ("TL1, field: v", "(known: right, left)")):
+        with pytest.raises(HilBringupError, match=re.escape(known)):
+            load_scenario(write(tmp_path, ASSERT + f"{{telemetry: {{list: {text}, min: 0}}}}\n"))
 
 
 def test_world_names_and_paths_resolve(tmp_path: Path) -> None:
@@ -308,13 +360,76 @@ def test_failsafe_trip_must_begin_inside_its_window() -> None:
     assert never.verdict(obs(1.5)).detail == "trips at: never s"
 
 
-def test_no_failsafe_over_the_run_is_judged_at_the_end_and_does_not_hold_it_up() -> None:
+def test_no_failsafe_over_the_run_is_about_the_whole_duration_and_settles_early_only_by_failing() -> None:
     check = NoFailsafe(label="n", reasons=("mcu",), during=None)
-    assert not check.blocking
+    assert check.window(20.0) == (0.0, 20.0)
     check.observe(obs(1.0, failsafes=frozenset({"cmd_vel"})))
+    assert not check.decided()
     assert check.verdict(obs(1.0)).passed
     check.observe(obs(2.0, failsafes=frozenset({"mcu"})))
+    assert check.decided()
     assert check.verdict(obs(2.0)).detail == "mcu failsafe at 2.00 s"
+
+
+def no_mcu_failsafe() -> Check:
+    return NoFailsafe(label="n", reasons=("mcu",), during=None)
+
+
+def boards_by_10() -> Check:
+    return BoardsDown(label="b", by=10.0)
+
+
+def inside_at_4() -> Check:
+    return Inside(label="i", region=Region(x=(-1.0, 1.0), y=(-1.0, 1.0)), at=4.0)
+
+
+def rtt() -> Check:
+    return RttBelow(label="r", link="mcu", max_ms=40.0, statistic="max")
+
+
+def goto_1_to_4() -> Check:
+    return GotoCheck(label="g", at=1.0, until=4.0)
+
+
+MCU = frozenset({"mcu"})
+EVERY_HALF_SECOND = [(t / 2, None, 0) for t in range(41)]
+
+# fmt: off
+#: (check, observations (t, failsafes, boards down), run duration, (verdict, span, words in the detail))
+JUDGED = [
+    # The issue's example: a check over the run, and the run ended at 0 s of 20: an error, never a pass.
+    (no_mcu_failsafe, [(0.0, None, 0)], 20.0, ("ERROR", (0.0, 0.0), "ended at 0.00 s, it needs [0, 20] s")),
+    (no_mcu_failsafe, EVERY_HALF_SECOND, 20.0, ("PASS", (0.0, 20.0), "none")),
+    (no_mcu_failsafe, [(1.0, None, 0), (2.0, MCU, 0)], 20.0, ("FAIL", (0.0, 2.0), "mcu failsafe at 2.00 s")),
+    (boards_by_10, [(1.0, None, 5), (2.0, None, 6)], 20.0, ("PASS", (0.0, 2.0), "at 2.00 s")),
+    (boards_by_10, [(5.0, None, 5)], 20.0, ("ERROR", (0.0, 5.0), "it needs [0, 10] s")),
+    (boards_by_10, [(9.0, None, 0), (10.5, None, 0)], 20.0, ("FAIL", (0.0, 10.0), "not by 10 s")),
+    (inside_at_4, [(3.0, None, 0)], 5.0, ("ERROR", None, "it needs [4, 4] s")),
+    (inside_at_4, [(4.0, None, 0)], 5.0, ("PASS", (4.0, 4.0), "at 4.00 s")),
+    (rtt, [(3.0, None, 0)], 5.0, ("ERROR", (0.0, 3.0), "it needs [0, 5] s")),
+    (rtt, [(5.0, None, 0)], 5.0, ("PASS", (0.0, 5.0), "max 30.00 ms")),
+    (goto_1_to_4, [(2.0, None, 0)], 5.0, ("ERROR", (1.0, 2.0), "the run ended at 2.00 s, it needs [1, 4] s")),
+    (no_mcu_failsafe, [], 5.0, ("ERROR", None, "not judged: no observation, it needs [0, 5] s")),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("make", "seen", "duration", "expected"), JUDGED)
+def test_a_verdict_covers_its_span_and_is_an_error_when_the_run_fell_short_of_it(
+    make: Callable[[], Check],
+    seen: list[tuple[float, frozenset[str] | None, int]],
+    duration: float,
+    expected: tuple[str, tuple[float, float] | None, str],
+) -> None:
+    verdict, span, words = expected
+    judged = Judged(make(), duration)
+    for t, failsafes, down in seen:
+        judged.observe(obs(t, failsafes=failsafes or frozenset(), boards_down=down))
+    final = obs(seen[-1][0] if seen else 0.0, rtt_ms={"mcu": {"max": 30.0}})
+    result = judged.verdict(final)
+    assert ("PASS" if result.passed else "ERROR" if result.error else "FAIL") == verdict, result
+    assert result.span == span
+    assert words in result.detail
 
 
 def test_rtt_below_reads_the_final_observation() -> None:
@@ -337,7 +452,15 @@ def test_goto_check_is_decided_by_the_goto_result() -> None:
 
 def test_junit_xml_counts_failures_and_errors_per_suite(tmp_path: Path) -> None:
     suites = [
-        SuiteResult("a", 1.5, [CaseResult("one", True, "fine"), CaseResult("two", False, "at 2 s")], "out"),
+        SuiteResult(
+            "a",
+            1.5,
+            [
+                CaseResult("one", True, "fine", span=(0.0, 20.0)),
+                CaseResult("two", False, "at 2 s", span=(0.0, 2.0)),
+            ],
+            "out",
+        ),
         SuiteResult("b", 0.5, [CaseResult("the run starts", False, "no firmware", error=True)]),
     ]
     path = write_junit(suites, tmp_path / "deep" / "junit.xml")
@@ -351,8 +474,11 @@ def test_junit_xml_counts_failures_and_errors_per_suite(tmp_path: Path) -> None:
     a, b = root.findall("testsuite")
     assert (a.get("name"), a.get("tests"), a.get("failures"), a.get("time")) == ("a", "2", "1", "1.500")
     failure = a.find("testcase[@name='two']/failure")
-    assert failure is not None and failure.get("message") == "at 2 s"
+    assert failure is not None and failure.get("message") == "at 2 s ([0.000, 2.000] s simulated)"
+    assert a.find("testcase[@name='one']/system-out").text == "fine ([0.000, 20.000] s simulated)"  # type: ignore[union-attr]
+    assert a.find("testcase[@name='one']/properties/property[@name='span_s']").get("value") == "0.000 20.000"  # type: ignore[union-attr]
     assert a.find("system-out").text == "out"  # type: ignore[union-attr]
-    assert b.find("testcase/error") is not None
+    error = b.find("testcase/error")
+    assert error is not None and error.get("message") == "no firmware (nothing simulated)"
     assert not math.isnan(float(root.get("time", "nan")))
     assert junit_xml([]).startswith('<?xml version="1.0" encoding="UTF-8"?>')

@@ -6,13 +6,13 @@ import json
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from hil_bridge.core.leftovers import owner_pid
+from hil_bridge.core.runtime_dir import runtime_root
 from hil_bringup.runner import LINK_DIR_PREFIX
 
 
@@ -42,8 +42,8 @@ def test_headless_lockstep_run_writes_metrics_and_picture_and_names_them(tmp_pat
 
 
 def run_folders(pid: int) -> list[Path]:
-    """The private pty folders (``/tmp/hil-links-*``) whose owner is ``pid``."""
-    return [d for d in Path(tempfile.gettempdir()).glob(f"{LINK_DIR_PREFIX}*") if owner_pid(d) == pid]
+    """The private pty folders (``<runtime folder>/hil-links-*``) whose owner is ``pid``."""
+    return [d for d in runtime_root().glob(f"{LINK_DIR_PREFIX}*") if owner_pid(d) == pid]
 
 
 @pytest.mark.ros
@@ -177,9 +177,8 @@ def test_a_world_that_goes_unstable_fails_the_run_naming_it_and_still_reports(tm
     )  # fmt: skip
     assert result.returncode == 1, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
-    last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("hil_sim_runner: the run failed: ")
-    assert f"world {world}" in last and "numerically unstable" in last and "QACC" in last
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("hil_sim_runner: sim failed: ")]
+    assert f"world {world}" in line and "numerically unstable" in line and "QACC" in line
     metrics = json.loads((report / "metrics.json").read_text())
     assert "numerically unstable" in metrics["failure"]
     assert metrics["sim_duration_s"] < 1.0  # stopped at once, not after the 60 s

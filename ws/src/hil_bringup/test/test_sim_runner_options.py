@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hil_bringup import sim_runner
+from support.unsafe_folders import OTHER_UID, needs_root
 
 
 def run_runner(*args: str) -> subprocess.CompletedProcess[str]:
@@ -37,9 +40,9 @@ def run_runner(*args: str) -> subprocess.CompletedProcess[str]:
         ("--duration", "nan", "argument --duration: 'nan' is not a finite number at least 0"),
         ("--duration", "-5", "argument --duration: '-5' must be at least 0"),
         ("--duration", "inf", "argument --duration: 'inf' is not a finite number"),
-        ("--rtf", "nan", "argument --rtf: 'nan' is not a finite number at least 0"),
-        ("--rtf", "-1", "argument --rtf: '-1' must be at least 0"),
-        ("--robots", "0", "argument --robots: '0' must be at least 1"),
+        ("--rtf", "nan", "argument --rtf: rtf = nan: expected a finite number"),
+        ("--rtf", "-1", "argument --rtf: rtf = -1.0 is below its minimum 0"),
+        ("--robots", "0", "argument --robots: robots = 0 is below its minimum 1"),
         ("--until-boards-down", "-1", "argument --until-boards-down: '-1' must be at least 0"),
     ],
 )
@@ -96,3 +99,49 @@ def test_report_folder_is_made_before_the_run(tmp_path: Path) -> None:
     folder = tmp_path / "a" / "b"
     sim_runner.check_report_folder(folder)
     assert folder.is_dir() and not any(folder.iterdir())
+
+
+def _open_to_all(folder: Path) -> str:
+    folder.mkdir()
+    folder.chmod(0o777)
+    return f"folder {folder} is writable by its group and others (mode 0777)"
+
+
+def _theirs(folder: Path) -> str:
+    folder.mkdir()
+    os.chown(folder, OTHER_UID, -1)
+    return f"folder {folder} is owned by uid {OTHER_UID}, not by you"
+
+
+def _symlink(folder: Path) -> str:
+    (folder.parent / "lure").mkdir(mode=0o700)
+    folder.symlink_to(folder.parent / "lure")
+    return f"folder {folder} is a symlink (to {folder.parent / 'lure'})"
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        pytest.param(_open_to_all, id="world-writable"),
+        pytest.param(_theirs, id="owned-by-another-user", marks=needs_root),
+        pytest.param(_symlink, id="symlink"),
+    ],
+)
+def test_a_runtime_folder_another_user_could_change_exits_2_naming_it(
+    tmp_path: Path, plant: Callable[[Path], str]
+) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    temp.chmod(0o1777)  # as /tmp
+    words = plant(temp / f"hil-{os.geteuid()}")
+    result = subprocess.run(
+        [sys.executable, "-m", "hil_bringup.sim_runner", "--headless", "--rtf", "0", "--duration", "1"],
+        env={**os.environ, "TMPDIR": str(temp), "XDG_RUNTIME_DIR": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert f"hil_sim_runner: {words}" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -35,7 +35,7 @@ from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray
-from hil_sim.core.build import default_world_path
+from hil_sim.core.build import world_path
 from hil_sim.core.gz_adapter import DRIVES, SCANNERS, GzAdapter, bridged_topics
 from hil_sim.core.motor import DriverTable
 from hil_sim.core.sensors import PhotoresistorModel, SharpIrModel
@@ -99,7 +99,7 @@ class GzAdapterNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
-        world_file = params.as_str("world") or str(default_world_path())
+        world_file = str(world_path(params.as_str("world")))
         library = device_library(params.as_strings("device_configs"))
         for name in ("sharp_ir", "photoresistor", "dc_motor"):
             if name not in library:

@@ -38,14 +38,14 @@ from visualization_msgs.msg import Marker, MarkerArray
 from hil_bridge import qos
 from hil_bridge.core.defaults import device_library
 from hil_bridge.core.loop_timing import DeadlineScheduler
-from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.param_spec import ParamSpec, ParamValues
 from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, RadioStatus, decode_radio, encode_radio
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray, WireChunk
 from hil_msgs.srv import TeleportRobot
-from hil_sim.core.build import build_simulation, default_world_path
+from hil_sim.core.build import build_simulation, world_path
 from hil_sim.core.cmd_drive import twist_pins
 from hil_sim.core.physics import BACKENDS
 from hil_sim.core.radio import Radio, RadioConfig
@@ -208,30 +208,39 @@ class RobotTopics:
         return f"{self.prefix}{name}"
 
 
+def simulation(params: ParamValues) -> Simulation:
+    """The simulation the node's parameters describe (``hil_scenario check`` builds it too).
+
+    Raises:
+        HilSimError: the world, the robots or the physics cannot be built (named).
+    """
+    robots, hil_robots = params.as_int("robots"), params.as_int("hil_robots")
+    if hil_robots > robots:
+        raise HilSimError(f"hil_robots = {hil_robots} is more than robots = {robots}")
+    return build_simulation(
+        world_path(params.as_str("world")),
+        library=device_library(params.as_strings("device_configs")),
+        robots=robots,
+        spacing=params.as_float("robot_spacing") if robots > 1 else 0.0,
+        physics_rate=params.as_float("physics_rate"),
+        sensor_rate=params.as_float("sensor_rate"),
+        seed=params.as_int("seed"),
+        physics=params.as_str("physics"),
+        urdf=params.as_str("urdf") or None,
+    )
+
+
 class SimNode(Node):
     """The simulator: one world, N robots, a stepping thread, ROS topics and services."""
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
-        world = params.as_str("world") or default_world_path()
-        library = device_library(params.as_strings("device_configs"))
+        world = world_path(params.as_str("world"))
         self.robots = params.as_int("robots")
         self.hil_robots = params.as_int("hil_robots")
-        if self.hil_robots > self.robots:
-            raise HilSimError(f"hil_robots = {self.hil_robots} is more than robots = {self.robots}")
         self.cmd_vel_timeout = params.as_float("cmd_vel_timeout")
-        self.sim: Simulation = build_simulation(
-            world,
-            library=library,
-            robots=self.robots,
-            spacing=params.as_float("robot_spacing") if self.robots > 1 else 0.0,
-            physics_rate=params.as_float("physics_rate"),
-            sensor_rate=params.as_float("sensor_rate"),
-            seed=params.as_int("seed"),
-            physics=params.as_str("physics"),
-            urdf=params.as_str("urdf") or None,
-        )
+        self.sim: Simulation = simulation(params)
         self.rtf = params.as_float("rtf")
         self.chunk = max(1, round(params.as_float("physics_rate") / params.as_float("signal_rate")))
         self.publish_every = max(1, round(params.as_float("physics_rate") / params.as_float("publish_rate")))

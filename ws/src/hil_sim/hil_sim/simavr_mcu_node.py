@@ -2,7 +2,8 @@
 
 The MCU under test is literally the program that is flashed to the robot: the node
 builds ``firmware/robot_mcu`` with avr-gcc (cached), starts the ``hil_simavr``
-harness (libsimavr, ATmega328P at 16 MHz) and hands it the masters of two ptys:
+harness (libsimavr; ``board`` nano or uno: ATmega328P, mega2560: ATmega2560; 16 MHz)
+and hands it the masters of two ptys:
 
 * ``command_port``: the firmware's UART, opened by the control loop like a real port;
 * ``signal_port``: the firmware's pins in the signal protocol, opened by the signal
@@ -14,7 +15,10 @@ harness (libsimavr, ATmega328P at 16 MHz) and hands it the masters of two ptys:
 Time: started normally (``start``), the harness paces the AVR to the wall clock by
 itself; in a lockstep run (``use_clock``) :meth:`tick` advances the AVR by the cycles
 of each simulated period. The harness's counters (simulated MHz per wall second,
-UART and frame counts, time given up when it fell behind) go to ``diagnostics``.
+UART and frame counts, time given up when it fell behind, PWM pins never driven) go
+to ``diagnostics``, with the count of simavr's own warnings and the last one; each
+distinct warning is logged once. On ``use_sim_time`` a simulated clock that has not
+moved for ``clock_timeout`` (the world is gone) is an ERROR there.
 A bad configuration or a failed build exits with status 2 and the message; a
 harness that dies (a crashed firmware) stops the node with status 1.
 """
@@ -34,14 +38,17 @@ from rclpy.node import Node
 from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.pty_link import PtyPair, check_distinct, pty_pairs
+from hil_bridge.core.pty_link import PtyPair, check_distinct, prepare_link_folder, pty_pairs
+from hil_bridge.core.runtime_dir import link_path
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
+from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_bridge.parameters import declare_parameters
 from hil_sim.core.simavr import (
     FirmwareOptions,
     SimavrProcess,
     build_firmware,
+    check_board,
+    check_firmware,
     coupling_text,
     cycles,
     harness,
@@ -56,8 +63,16 @@ NODE_NAME = "simavr_mcu"
 DIAGNOSTICS_PERIOD = 1.0
 
 PARAMETERS = (
-    ParamSpec("command_port", "/tmp/hil/mcu_command", "Path of the command link pty the control loop opens."),
-    ParamSpec("signal_port", "/tmp/hil/signal_link", "Path of the signal link pty the signal bridge opens."),
+    ParamSpec(
+        "command_port",
+        "mcu_command",
+        "Path of the command link pty the control loop opens; a bare name is in the runtime folder.",
+    ),
+    ParamSpec(
+        "signal_port",
+        "signal_link",
+        "Path of the signal link pty the signal bridge opens; a bare name is in the runtime folder.",
+    ),
     ParamSpec(
         "radio_port",
         "",
@@ -71,7 +86,12 @@ PARAMETERS = (
         [],
         "Extra build options of robot_mcu as NAME=VALUE (e.g. MCU_WATCHDOG_MS=0, the fault build).",
     ),
-    ParamSpec("board", "nano", "Board the firmware is built for: nano or uno (both ATmega328P, 16 MHz)."),
+    ParamSpec(
+        "board",
+        "nano",
+        "Board the firmware is built for and runs on: nano or uno (ATmega328P), mega2560 (ATmega2560);"
+        " its MCU must be the wiring's.",
+    ),
     ParamSpec(
         "wiring", "", "Robot wiring YAML (device signal -> MCU pin); empty: firmware/robot_mcu/wiring.yaml."
     ),
@@ -89,7 +109,8 @@ PARAMETERS = (
     ParamSpec(
         "stats_period", 1.0, "Wall seconds between the harness's reports (real time).", min=0.05, max=60.0
     ),
-    ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/robot_mcu/build/simavr."),
+    ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/build/simavr."),
+    CLOCK_TIMEOUT,
 )
 
 
@@ -101,23 +122,26 @@ class SimavrMcuNode(Node):
         params = declare_parameters(self, PARAMETERS)
         log = self.get_logger()
         self.checked = params.as_bool("checked")
-        ports = {name: params.as_str(name) for name in ("command_port", "signal_port")}
+        ports = {name: str(link_path(params.as_str(name))) for name in ("command_port", "signal_port")}
         radio_port = params.as_str("radio_port")
         if radio_port:
-            ports["radio_port"] = radio_port
-        check_distinct(*ports.values(), names=tuple(ports))  # now, not after a firmware build
+            radio_port = ports["radio_port"] = str(link_path(radio_port))
+        # Now, not after a firmware build.
+        check_distinct(*ports.values(), names=tuple(ports))
+        for port in ports.values():
+            prepare_link_folder(port)
         layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
         wiring = load_robot_wiring(params.as_str("wiring"))
+        self.board = params.as_str("board")
+        check_board(wiring, self.board)
         self.coupling = coupling_text(layout, wiring, period=params.as_float("signal_period"))
         self.executable = harness(progress=log.info)
         firmware = params.as_str("firmware")
         if firmware:
-            self.elf = Path(firmware)
-            if not self.elf.is_file():
-                raise HilSimError(f"firmware {firmware}: no such file")
+            self.elf = check_firmware(firmware)
         else:
             options = FirmwareOptions(
-                board=params.as_str("board"),
+                board=self.board,
                 checked=self.checked,
                 defines=parse_defines(params.as_strings("firmware_defines")),
             )
@@ -126,7 +150,9 @@ class SimavrMcuNode(Node):
                 options, build_root=Path(build_dir) if build_dir else None, progress=log.info
             )
         self.stats_period = params.as_float("stats_period")
-        #: The harness's last counters (see hil_simavr.c's stats line).
+        #: The simulated clock, read at each report (None off use_sim_time and in lockstep).
+        self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
+        #: The harness's last counters (see firmware/simavr/harness.c's stats line).
         self.stats: dict[str, Any] = {}
         self.process: SimavrProcess | None = None
         self.clock: Callable[[], float] = time.monotonic
@@ -160,6 +186,8 @@ class SimavrMcuNode(Node):
             lockstep=lockstep,
             stats_period=self.stats_period,
             executable=self.executable,
+            board=self.board,
+            on_warning=lambda text: self.get_logger().warning(f"simavr: {text}"),
         )
 
     def start(self) -> None:
@@ -170,6 +198,7 @@ class SimavrMcuNode(Node):
     def use_clock(self, clock: Callable[[], float]) -> None:
         """Lockstep: power the AVR on now; :meth:`tick` advances it to the clock's time."""
         self.clock = clock
+        self.sim_clock = None  # the clock moves as the AVR is stepped: nothing to watch
         self._start_time = clock()
         self._next_report = self._start_time
         if self.process is not None:
@@ -196,7 +225,7 @@ class SimavrMcuNode(Node):
             if stats is None:
                 if self._stop.is_set():
                     return
-                raise HilSimError(f"the firmware harness stopped: {process.failure()}")
+                raise HilSimError(f"the firmware harness hil_simavr stopped: {process.failure()}")
             self.stats = stats
             self.publish_diagnostics()
 
@@ -223,7 +252,10 @@ class SimavrMcuNode(Node):
         previous, self._previous = self._previous, (wall, avr, dropped)
         ratio = (avr - previous[1]) / (wall - previous[0]) if previous and wall > previous[0] else 0.0
         lagging = previous is not None and dropped > previous[2]
-        if self.process is not None and self.process.lockstep:
+        stopped = self.sim_clock.stopped() if self.sim_clock is not None else None
+        if stopped is not None:
+            level, text = DiagnosticStatus.ERROR, stopped
+        elif self.process is not None and self.process.lockstep:
             level, text = DiagnosticStatus.OK, "lockstep"
         elif lagging:
             level, text = DiagnosticStatus.WARN, f"slower than real time ({ratio:.2f}x), time given up"

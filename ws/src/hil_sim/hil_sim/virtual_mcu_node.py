@@ -3,9 +3,10 @@
 For runs without an Arduino it takes the MCU's place between the control loop and
 the signal bridge (DESIGN.md "Data flow"):
 
-* ``command_port`` (default ``/tmp/hil/mcu_command``): the command link, line
+* ``command_port`` (default ``mcu_command``: a bare name is a link in the user's
+  runtime folder, :mod:`hil_bridge.core.runtime_dir`): the command link, line
   protocol, opened by the control loop as it would open the robot's serial port;
-* ``signal_port`` (default ``/tmp/hil/signal_link``): the signal link, binary frames,
+* ``signal_port`` (default ``signal_link``): the signal link, binary frames,
   opened by the signal bridge as it would open the bridge board;
 * ``radio_port`` (default empty: no radio): the radio link, line protocol, opened by
   the robot's radio module; the MCU relays RTX to it and RRX/RST from it
@@ -16,8 +17,9 @@ two ptys, and one thread of its own waits in ``select`` on both until bytes arri
 or the core's next deadline (telemetry, watchdog, LED, signal frame), so a heartbeat
 is echoed as soon as it arrives rather than on a polling tick. Writes never block;
 bytes a full tty does not take are dropped and counted. Counters go to
-``diagnostics`` once a second. A bad configuration makes it exit with status 2 and
-the validation message.
+``diagnostics`` once a second; on ``use_sim_time`` a simulated clock that has not moved
+for ``clock_timeout`` (the world is gone) is an ERROR there. A bad configuration makes
+it exit with status 2 and the validation message.
 
 :meth:`VirtualMcuNode.unplug` and :meth:`VirtualMcuNode.plug` pull and put back its
 USB cable: the command and signal ports hang up and their links go, then new ptys appear at the same
@@ -44,8 +46,9 @@ from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout, telemetry_schema
 from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.pty_link import PtyPair, pty_pairs
+from hil_bridge.core.runtime_dir import link_path
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
+from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_bridge.parameters import declare_parameters
 from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
 from hil_sim.errors import HilSimError
@@ -61,8 +64,16 @@ IDLE_WAIT_S = 0.05
 RADIO_READ_BYTES = 2048
 
 PARAMETERS = (
-    ParamSpec("command_port", "/tmp/hil/mcu_command", "Path of the command link pty the control loop opens."),
-    ParamSpec("signal_port", "/tmp/hil/signal_link", "Path of the signal link pty the signal bridge opens."),
+    ParamSpec(
+        "command_port",
+        "mcu_command",
+        "Path of the command link pty the control loop opens; a bare name is in the runtime folder.",
+    ),
+    ParamSpec(
+        "signal_port",
+        "signal_link",
+        "Path of the signal link pty the signal bridge opens; a bare name is in the runtime folder.",
+    ),
     ParamSpec(
         "radio_port",
         "",
@@ -89,6 +100,7 @@ PARAMETERS = (
     ParamSpec(
         "telemetry_schema", "", "Telemetry schema YAML (TLn: [fields]); empty: hil_bridge's telemetry.yaml."
     ),
+    CLOCK_TIMEOUT,
 )
 
 
@@ -114,13 +126,16 @@ class VirtualMcuNode(Node):
         )
         self.config = config
         self.mcu = VirtualMcu(config, start=self.clock())
+        #: The simulated clock, read at each report (None off use_sim_time and in lockstep).
+        self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
         #: Bytes a full tty did not take, per link.
         self.unwritten = {"command": 0, "signal": 0, "radio": 0}
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="virtual-mcu", stopping=self._stop)
-        command_port, signal_port = params.as_str("command_port"), params.as_str("signal_port")
-        radio_port = params.as_str("radio_port")
+        command_port = str(link_path(params.as_str("command_port")))
+        signal_port = str(link_path(params.as_str("signal_port")))
+        radio_port = params.as_str("radio_port") and str(link_path(params.as_str("radio_port")))
         self.get_logger().info(
             f"command link {command_port}, signal link {signal_port}"
             + (f", radio link {radio_port}" if radio_port else "")
@@ -158,6 +173,7 @@ class VirtualMcuNode(Node):
     def use_clock(self, clock: Callable[[], float]) -> None:
         """Run on another time source (lockstep): the MCU powers up again at its time."""
         self.clock = clock
+        self.sim_clock = None  # the clock moves as the MCU is stepped: nothing to watch
         self.mcu = VirtualMcu(self.config, start=clock())
         self._next_report = clock()
 
@@ -239,7 +255,10 @@ class VirtualMcuNode(Node):
     def publish_diagnostics(self) -> None:
         """Publish the core's counters and the link state on ``diagnostics``."""
         mcu = self.mcu
-        if mcu.heartbeat_lost:
+        stopped = self.sim_clock.stopped() if self.sim_clock is not None else None
+        if stopped is not None:
+            level, text = DiagnosticStatus.ERROR, stopped
+        elif mcu.heartbeat_lost:
             level, text = DiagnosticStatus.WARN, "heartbeat lost, motors off"
         elif mcu.stopped:
             level, text = DiagnosticStatus.WARN, "stopped (COM,STOP), motors off"

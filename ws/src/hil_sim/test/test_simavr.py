@@ -14,6 +14,7 @@ from hil_sim.core.simavr import (
     FirmwareOptions,
     SimavrProcess,
     build_firmware,
+    check_firmware,
     coupling_text,
     cycles,
     firmware_dir,
@@ -89,7 +90,19 @@ def test_robot_wiring_matches_the_pins_of_the_firmware() -> None:
     [
         ({"motor_left.enable": "4"}, "nano", r"pins.motor_left.enable: pin 4 has no PWM"),
         ({"ir.voltage": "7"}, "nano", r"pins.ir.voltage: '7' is not an analog input"),
-        ({"light_3.reading": "A6"}, "uno", r"pins.light_3.reading: A6 exists on the Nano, not the uno"),
+        (
+            {"light_3.reading": "A6"},
+            "uno",
+            r"pins.light_3.reading: 'A6' is not an analog input of the uno.*Nano",
+        ),
+        (
+            {"motor_left.enable": "14"},
+            "mega2560",
+            r"pins.motor_left.enable: pin 14 has no PWM on the mega2560",
+        ),
+        ({"ir.voltage": "A16"}, "mega2560", r"pins.ir.voltage: 'A16' is not an analog input of the mega2560"),
+        ({"led.active": "70"}, "mega2560", r"pins.led.active: '70' is not a pin of the mega2560"),
+        ({"compass.sda": "A4"}, "mega2560", r"pins.compass.sda must be 20 \(TWI\)"),
         ({"ultrasonic.echo": None}, "nano", r"no pin for ultrasonic.echo"),
         ({"compass.sda": "A3"}, "nano", r"pins.compass.sda must be A4 \(TWI\)"),
         ({"led.active": "1"}, "nano", r"pins.led.active: pin '1' is the serial link"),
@@ -200,6 +213,48 @@ def test_harness_refuses_a_missing_firmware(tmp_path: Path) -> None:
     result = run_harness("--firmware", str(tmp_path / "missing.elf"), "--lockstep")
     assert result.returncode == 2
     assert "missing.elf: not a readable AVR ELF file" in result.stderr
+
+
+def elf_header(*, bits: int = 1, order: int = 1, kind: int = 2, machine: int = 83) -> bytes:
+    """The first 20 bytes of an ELF file (e_ident, e_type, e_machine), little endian."""
+    return (
+        b"\x7fELF"
+        + bytes([bits, order, 1])
+        + bytes(9)
+        + kind.to_bytes(2, "little")
+        + machine.to_bytes(2, "little")
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "no such file"),
+        (b"", "not an ELF file (it begins b'')"),
+        (b"#!/bin/sh\necho not a firmware\n", "not an ELF file (it begins b'#!/b')"),
+        (elf_header(bits=2, machine=62), "an ELF for machine 62 (x86-64), not AVR (83)"),
+        (elf_header(machine=40), "an ELF for machine 40 (ARM), not AVR (83)"),
+        (elf_header(machine=1234), "an ELF for machine 1234 (not AVR), not AVR (83)"),
+        (elf_header(bits=2), "not a 32-bit little-endian ELF, as avr-gcc makes"),
+        (elf_header(kind=1), "an ELF object, not a linked program (link it with avr-gcc)"),
+    ],
+    ids=["missing", "empty", "script", "x86-64", "arm", "unknown-machine", "64-bit", "object"],
+)
+def test_a_firmware_that_is_not_an_avr_program_is_refused(
+    tmp_path: Path, content: bytes | None, expected: str
+) -> None:
+    elf = tmp_path / "robot.elf"
+    if content is not None:
+        elf.write_bytes(content)
+    with pytest.raises(HilSimError) as info:
+        check_firmware(elf)
+    assert str(info.value) == f"firmware {elf}: {expected}"
+
+
+def test_an_avr_program_passes_the_firmware_check(tmp_path: Path) -> None:
+    elf = tmp_path / "robot.elf"
+    elf.write_bytes(elf_header() + bytes(100))
+    assert check_firmware(str(elf)) == elf
 
 
 def test_harness_refuses_missing_arguments() -> None:

@@ -78,6 +78,9 @@ def test_firmware_echoes_a_heartbeat_in_real_time_and_reports_its_speed(tmp_path
         values = RosProbe.wait_for(stats, timeout=30.0, what="diagnostics with the AVR's speed")
         assert values["command_port"] == str(tmp_path / "cmd")
         assert int(values["uart_rx"]) > 0 and int(values["frames_sent"]) > 0
+        # robot_mcu's motor enables (5, 6) run on Timer0, which simavr runs: no warning;
+        # no DRV came, so neither was ever driven
+        assert (values["simavr_warnings"], values["pwm_idle_pins"]) == ("0", "[5, 6]")
     finally:
         if port is not None:
             port.close()
@@ -91,7 +94,9 @@ def test_firmware_echoes_a_heartbeat_in_real_time_and_reports_its_speed(tmp_path
         (("-p", "wiring:=/nowhere/wiring.yaml"), "cannot read the robot wiring"),
         (("-p", "firmware_defines:=['NOVALUE']"), "expected NAME=VALUE"),
         (("-p", "firmware:=/nowhere/robot.elf"), "firmware /nowhere/robot.elf: no such file"),
+        (("-p", "firmware:=/bin/sh"), "firmware /bin/sh: an ELF for machine"),  # the host's, not AVR
         (("-p", "signal_port:=CMD"), "command_port and signal_port are the same path"),
+        (("-p", "board:=mega2560"), "board nano (atmega328p) is not the firmware's board mega2560"),
     ],
 )
 def test_bad_configuration_exits_2_naming_the_problem(

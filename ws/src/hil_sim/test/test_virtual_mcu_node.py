@@ -33,6 +33,7 @@ from hil_bridge.core.param_spec import yaml_defaults
 from hil_bridge.core.signal_protocol import Frame, FrameDecoder, FrameEncoder, SignalLayout
 from hil_sim.virtual_mcu_node import NODE_NAME, PARAMETERS
 from support.ros_probe import RosProbe
+from support.unsafe_folders import MAIN_KINDS, Make, snapshot
 
 SRC = Path(__file__).resolve().parents[2]
 PACKAGE = SRC / "hil_sim"
@@ -389,6 +390,22 @@ def test_command_port_naming_a_users_file_exits_2_and_keeps_the_file(tmp_path: P
     assert f"virtual_mcu: cannot create pty link {notes}: it exists and is a regular file" in result.stderr
     assert notes.read_text() == "my notes\n"
     assert not (tmp_path / "sig").exists(), "the signal link was left behind"
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("make", MAIN_KINDS)
+def test_a_link_in_a_folder_another_user_could_change_exits_2_naming_the_folder(
+    tmp_path: Path, make: Make
+) -> None:
+    folder, words = make(tmp_path)
+    before = snapshot(tmp_path)
+    result = run_node(tmp_path, "-p", f"command_port:={folder}/cmd")
+    assert result.returncode == 2
+    assert f"virtual_mcu: cannot create pty link {folder}/cmd: folder " in result.stderr
+    for word in words:
+        assert word in result.stderr
+    assert "Traceback" not in result.stderr
+    assert snapshot(tmp_path) == before, "a link, lock file or folder was made"
 
 
 @pytest.mark.ros

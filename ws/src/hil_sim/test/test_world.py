@@ -145,6 +145,115 @@ def test_bad_world_raises_naming_the_file_and_key(tmp_path: Path, text: str, key
     assert key in message.removeprefix(str(path))
 
 
+#: (id, yaml text, the message after "<file>: ") of worlds out of range or badly laid out.
+BAD_LAYOUTS = [
+    ("arena-1e300", "arena: {width: 1e300}\n", "arena.width: 1e+300 is outside 0.5..1000 m"),
+    ("arena-1-mm", "arena: {width: 4, height: 0.001}\n", "arena.height: 0.001 is outside 0.5..1000 m"),
+    (
+        "board-mass",
+        "boards: {items: [{x: 1, y: 1, mass: 1e300}]}\n",
+        "boards.items[0].mass: 1e+300 is outside",
+    ),
+    ("ring-mass", "boards: {ring: {count: 3, radius: 1, mass: 0}}\n", "boards.ring.mass: 0 must be greater"),
+    ("ring-radius", "boards: {ring: {count: 3, radius: 1e300}}\n", "boards.ring.radius: 1e+300 is outside"),
+    (
+        "board-thin",
+        "boards: {items: [{x: 1, y: 1, thickness: 1e-300}]}\n",
+        "boards.items[0].thickness: 1e-300",
+    ),
+    ("friction", "floor: {friction: 1e300}\n", "floor.friction: 1e+300 is outside 0.001..10"),
+    ("push", "boards: {push_threshold: 1e300}\n", "boards.push_threshold: 1e+300 is outside 0.001..10 m/s"),
+    (
+        "box-yaw",
+        "boxes: [{x: 1, y: 1, width: 0.2, depth: 0.2, yaw: 1e300}]\n",
+        "boxes[0].yaw: 1e+300 is outside",
+    ),
+    (
+        "board-yaw",
+        "boards: {items: [{x: 1, y: 1, yaw: 90}]}\n",
+        "boards.items[0].yaw: 90 is outside -6.28319",
+    ),
+    ("start-yaw", "start: {yaw: 1e300}\n", "start.yaw: 1e+300 is outside -6.28319..6.28319 rad"),
+    ("light-distance", "light: {reference_distance: 1e300}\n", "light.reference_distance: 1e+300 is outside"),
+    (
+        "box-outside",
+        "arena: {width: 4, height: 4}\nboxes: [{x: 1.95, y: 0, width: 0.2, depth: 0.2}]\n",
+        "boxes[0]: at (1.95, 0) it reaches outside the 4 m x 4 m arena",
+    ),
+    ("board-outside", "boards: {items: [{x: 5, y: 0}]}\n", "boards.items[0]: at (5, 0) it reaches outside"),
+    (
+        "ring-outside",
+        "arena: {width: 4, height: 4}\nboards: {ring: {count: 6, radius: 2.5}}\n",
+        "boards.ring (board 0 of 6): at (2.5, 0) it reaches outside",
+    ),
+    (
+        "boards-overlap",
+        "boards: {items: [{x: 1, y: 1}, {x: 1, y: 1.05}]}\n",
+        "boards.items[0]: overlaps boards.items[1]",
+    ),
+    (
+        "ring-overlaps",
+        "boards: {ring: {count: 8, radius: 0.1}}\n",
+        "boards.ring (board 0 of 8): overlaps boards.ring (board 1 of 8)",
+    ),
+    (
+        "board-on-a-box",
+        "boxes: [{x: 1, y: 1, width: 0.4, depth: 0.4}]\nboards: {items: [{x: 1.1, y: 1}]}\n",
+        "boards.items[0]: overlaps boxes[0]",
+    ),
+    (
+        "box-on-the-start",
+        "boxes: [{x: 0.1, y: 0, width: 0.2, depth: 0.2}]\n",
+        "start: (0, 0) is within 0.1 m of box 0 at (0.1, 0)",
+    ),
+    (
+        "board-on-the-start",
+        "boards: {items: [{x: 0.05, y: 0}]}\n",
+        "start: (0, 0) is within 0.1 m of board 0",
+    ),
+    (
+        "ring-on-the-start",
+        "boards: {ring: {count: 2, radius: 0.08}}\n",
+        "start: (0, 0) is within 0.1 m of board 0",
+    ),
+    (
+        "start-at-the-wall",
+        "arena: {width: 4, height: 4}\nstart: {x: 1.95, y: 0}\n",
+        "start: (1.95, 0) is within 0.1 m of the arena's wall",
+    ),
+    (
+        "start-outside",
+        "arena: {width: 4, height: 4}\nstart: {x: 3, y: 0}\n",
+        "start: (3, 0) is outside the 4 m",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in BAD_LAYOUTS], ids=[c[0] for c in BAD_LAYOUTS])
+def test_a_world_out_of_range_or_badly_laid_out_is_refused_naming_the_key(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    path = tmp_path / "world.yaml"
+    path.write_text(text)
+    with pytest.raises(HilSimError) as info:
+        load_world(path)
+    assert str(info.value).startswith(f"{path}: {expected}")
+
+
+def test_boards_may_touch_and_boxes_may_overlap() -> None:
+    world = world_from_mapping(
+        {
+            "boxes": [
+                {"x": 1, "y": -1, "width": 0.4, "depth": 0.4},
+                {"x": 1.2, "y": -1, "width": 0.4, "depth": 0.4},
+            ],
+            "boards": {"items": [{"x": 1, "y": 1}, {"x": 1, "y": 1.1}]},
+        },
+        source="w",
+    )
+    assert len(world.boards) == 2 and len(world.boxes) == 2
+
+
 @pytest.mark.parametrize(
     ("text", "key"),
     [
@@ -256,7 +365,8 @@ def test_world_mapping_with_odd_keys_or_numbers_is_an_error(
 def test_the_largest_ring_allowed_loads(tmp_path: Path) -> None:
     path = tmp_path / "world.yaml"
     path.write_text(
-        f"arena: {{width: 40, height: 40}}\nboards: {{ring: {{count: {MAX_BOARDS}, radius: 15}}}}\n"
+        # 1000 boards 0.1 m wide need a ring of 16 m to stand apart (0.1005 m between centres).
+        f"arena: {{width: 40, height: 40}}\nboards: {{ring: {{count: {MAX_BOARDS}, radius: 16}}}}\n"
     )
     assert len(load_world(path).boards) == MAX_BOARDS
 

@@ -9,7 +9,10 @@ writes ``DRV``/``HBB`` at once. It publishes every
 telemetry list on ``telemetry``, link health on ``hil/link`` (links "mcu" and
 "station") and loop timing and failsafes on ``diagnostics``; it takes ``cmd_vel`` and
 ``robotCommand``. The port may vanish and come back: the loop keeps its rate,
-commands zero while the MCU is not heard, and reopens the port with backoff.
+commands zero while the MCU is not heard, and reopens the port with backoff. On
+``use_sim_time`` it reads the simulated clock every frame: a clock that has not moved
+for ``clock_timeout`` (the world is gone) holds the motors at zero (failsafe
+``clock``) and is an ERROR in diagnostics, until it moves again.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -34,7 +38,7 @@ from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.serial_reader import SerialReader
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
+from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_bridge.parameters import declare_parameters
 from hil_bridge.wire_tap import WireTap
 from hil_msgs.msg import LinkStatus
@@ -55,7 +59,11 @@ NODE_NAME = "control_loop"
 
 PARAMETERS = (
     ParamSpec("frame_rate", 30.0, "Frames per second of the loop.", min=1.0, max=1000.0),
-    ParamSpec("port", "/tmp/hil/mcu_command", "Serial device or pty path of the MCU's command link."),
+    ParamSpec(
+        "port",
+        "mcu_command",
+        "Serial device or pty path of the MCU's command link; a bare name is a link in the runtime folder.",
+    ),
     ParamSpec("baud", 38400, "Baud rate of the command link.", choices=STANDARD_BAUDS),
     ParamSpec("checked", False, "Checked mode on the command link: sequence number and CRC-16 per line."),
     ParamSpec("wheel_base", 0.14, "Distance between the wheels, m.", min=0.01, max=10.0),
@@ -93,7 +101,12 @@ PARAMETERS = (
     ParamSpec(
         "device_configs", [], "Device config files or folders (photoresistor table); empty: hil_bridge's."
     ),
-    ParamSpec("behaviour", "", "Behaviour to start in (AUTO), empty for MANUAL.", choices=("", *BEHAVIOURS)),
+    ParamSpec(
+        "behaviour",
+        "manual",
+        "Behaviour to start in: manual (MANUAL: drive on cmd_vel; empty means the same) or an AUTO one.",
+        choices=("manual", "", *BEHAVIOURS),
+    ),
     ParamSpec(
         "robot_id",
         0,
@@ -109,6 +122,7 @@ PARAMETERS = (
         max=60.0,
     ),
     ParamSpec("diagnostics_period", 1.0, "Seconds between hil/link and diagnostics.", min=0.05, max=60.0),
+    CLOCK_TIMEOUT,
 )
 
 
@@ -154,10 +168,15 @@ class ControlLoopNode(Node):
             refresh_frames=params.as_int("refresh_frames"),
             checked=params.as_bool("checked"),
         )
+        #: The simulated clock, read every frame (None off use_sim_time and in lockstep).
+        self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
+        if self.sim_clock is not None:
+            config = replace(config, clock_timeout=params.as_float("clock_timeout"))
         self.period = 1.0 / params.as_float("frame_rate")
         self.diagnostics_period = params.as_float("diagnostics_period")
-        self._make_loop = lambda start: ControlLoop(config, behaviours, start=start)
-        self.initial_behaviour = params.as_str("behaviour")
+        self._config, self._behaviours = config, behaviours
+        #: The AUTO behaviour to start in; empty for MANUAL.
+        self.initial_behaviour = "" if params.as_str("behaviour") == "manual" else params.as_str("behaviour")
         self.loop = self._new_loop()
         self.link = SerialLink(
             params.as_str("port"),
@@ -193,11 +212,11 @@ class ControlLoopNode(Node):
         self.get_logger().info(
             f"{1 / self.period:g} Hz on {self.link.port} at {self.link.baud} baud"
             + (" (checked)" if config.checked else "")
-            + (f", AUTO {params.as_str('behaviour')}" if params.as_str("behaviour") else ", MANUAL")
+            + (f", AUTO {self.initial_behaviour}" if self.initial_behaviour else ", MANUAL")
         )
 
     def _new_loop(self) -> ControlLoop:
-        loop = self._make_loop(self.clock())
+        loop = ControlLoop(self._config, self._behaviours, start=self.clock())
         if self.initial_behaviour:
             loop.station(f"AUTO {self.initial_behaviour}", self.clock())
         return loop
@@ -208,8 +227,14 @@ class ControlLoopNode(Node):
         self._thread.start()
 
     def use_clock(self, clock: Callable[[], float]) -> None:
-        """Run on another time source (lockstep, driven by :meth:`tick`): a fresh loop at its time."""
+        """Run on another time source (lockstep, driven by :meth:`tick`): a fresh loop at its time.
+
+        That clock is the simulated one and moves only as the loop is stepped: no
+        ``clock`` failsafe.
+        """
         self.clock = clock
+        self.sim_clock = None
+        self._config = replace(self._config, clock_timeout=None)
         with self.lock:
             self.loop = self._new_loop()
         self.next_frame = clock()
@@ -261,7 +286,8 @@ class ControlLoopNode(Node):
         self.next_report = time.monotonic()
         while not self._stop.is_set():
             tick = scheduler.wait()
-            self.tick(tick.woke, self.reader.take())
+            reading = self.sim_clock.reading() if self.sim_clock is not None else None
+            self.tick(tick.woke, self.reader.take(), sim_time=reading)
             self.stats.record(tick, time.monotonic() - tick.woke)
 
     def step_lockstep(self, now: float) -> None:
@@ -272,12 +298,17 @@ class ControlLoopNode(Node):
             self.tick(frame_time, [(frame_time, data)] if data else [])
             self.next_frame += self.period
 
-    def tick(self, now: float, received: list[tuple[float, bytes]]) -> None:
-        """One frame: the loop's logic on what arrived, then write, publish and log."""
+    def tick(self, now: float, received: list[tuple[float, bytes]], *, sim_time: float | None = None) -> None:
+        """One frame: the loop's logic on what arrived, then write, publish and log.
+
+        ``sim_time``: the simulated clock's reading now (a loop on ``use_sim_time``).
+        """
         with self.lock:
             if self.link.generation != self._generation:
                 self._generation = self.link.generation
                 self.loop.reconnected()
+            if sim_time is not None:
+                self.loop.sim_clock(sim_time, now)
             result = self.loop.frame(now, received)
         if result.write:
             self.link.write(result.write)
@@ -344,7 +375,8 @@ class ControlLoopNode(Node):
             rtt_p50, rtt_p99 = loop.mcu.rtt_percentile(50), loop.mcu.rtt_percentile(99)
             holding = loop.holding_reasons
             active = loop.failsafes.active
-            trips = {name: loop.failsafes.trips(name) for name in ("cmd_vel", "mcu", "station")}
+            trips = {name: loop.failsafes.trips(name) for name in loop.failsafes.names}
+            clock = loop.clock_watch.describe(now) if loop.clock_watch is not None else ""
             drops = dict(loop.decoder.stats.dropped)
             errors = sum(loop.mcu_errors.values())
             odometer = loop.odometer
@@ -363,6 +395,7 @@ class ControlLoopNode(Node):
             "mode": mode,
             "motors_held_by": ", ".join(holding) or "nothing",
             "failsafes_active": ", ".join(active) or "none",
+            **({"sim_clock": clock} if clock else {}),
             **{f"trips_{name}": count for name, count in trips.items()},
             "port": self.link.port,
             "port_state": self.link.state.value,
@@ -389,6 +422,8 @@ class ControlLoopNode(Node):
         }
         if self.link.state is not LinkState.OPEN:
             level, text = DiagnosticStatus.ERROR, self.link.detail
+        elif "clock" in active:
+            level, text = DiagnosticStatus.ERROR, f"motors held at zero: {clock}"
         elif holding and holding != ["STOP"]:
             level, text = DiagnosticStatus.WARN, f"motors held at zero: {', '.join(holding)}"
         else:

@@ -636,3 +636,52 @@ def test_a_radio_packet_the_codec_cannot_write_is_refused_and_counted() -> None:
     assert not rig.loop.radio.send(b"")
     assert not rig.loop.radio.send(b"x" * 49)
     assert rig.loop.radio.refused == 2
+
+
+# --- the simulated clock (a loop on use_sim_time) ---------------------------------------------
+
+
+def test_a_stopped_simulated_clock_zeroes_the_motors_and_a_moving_one_releases_them() -> None:
+    rig = Rig(config=LoopConfig(schema=SCHEMA, clock_timeout=1.0))
+    for _ in range(60):  # the world's clock runs: the loop drives
+        moved = rig.now
+        rig.loop.sim_clock(moved - START + 7.0, moved)
+        frame = rig.step()
+    assert frame.result.command == MOVING
+    frames = [rig.step() for _ in range(60)]  # the world is gone: no more readings that change
+    first_zero = next(k for k, f in enumerate(frames) if f.result.command == (0, 0))
+    assert frames[first_zero - 1].now <= moved + 1.0 < frames[first_zero].now <= moved + 1.0 + FRAME
+    assert frames[first_zero].drives == [Drive(0, 0)]
+    assert set(commands(frames[first_zero:])) == {(0, 0)}
+    assert rig.loop.holding_reasons == ["clock"]
+    [event] = [e for e in events(frames) if "clock" in e]
+    assert re.fullmatch(r"failsafe: clock: nothing for 1\.0\d s \(timeout 1 s\)", event)
+    # A world that starts again: its clock begins near 0, and that is a move too.
+    rig.loop.sim_clock(0.005, rig.now)
+    frame = rig.step()
+    assert frame.drives == [Drive(*MOVING)]
+    assert frame.result.events == ["recovered: clock: back"]
+
+
+def test_a_simulated_clock_never_heard_stops_the_motors_after_its_timeout_from_start() -> None:
+    rig = Rig(config=LoopConfig(schema=SCHEMA, clock_timeout=1.0))
+    frames = []
+    for _ in range(60):
+        rig.loop.sim_clock(0.0, rig.now)  # rclpy's simulated time before the first /clock
+        frames.append(rig.step())
+    assert frames[0].result.command == MOVING
+    assert frames[-1].result.command == (0, 0)
+    assert [e for e in events(frames) if "clock" in e] == ["failsafe: clock: never heard (timeout 1 s)"]
+
+
+def test_without_clock_timeout_the_loop_has_no_clock_failsafe() -> None:
+    rig = Rig()
+    frames = rig.run(5.0)  # nobody reads a clock
+    assert set(commands(frames)) == {MOVING}
+    assert "clock" not in rig.loop.failsafes.names
+    assert rig.loop.clock_watch is None
+
+
+def test_a_clock_timeout_that_is_not_positive_is_refused() -> None:
+    with pytest.raises(RobotControlError, match="clock_timeout"):
+        LoopConfig(schema=SCHEMA, clock_timeout=0.0)

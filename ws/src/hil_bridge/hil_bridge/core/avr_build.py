@@ -1,92 +1,117 @@
-"""Build Arduino sketches for the ATmega328P (UNO / Nano) with avr-gcc, as the Arduino IDE does.
+"""Build Arduino sketches as the Arduino IDE does, with the IDE's own command-line builder.
 
-The Arduino AVR core comes from Debian's ``arduino-core-avr`` (or ``HIL_ARDUINO_AVR``,
-the folder holding ``cores/``, ``variants/`` and ``libraries/``). A build:
+Debian's ``arduino-builder`` (the builder the Arduino IDE runs) with Debian's Arduino
+AVR core (``arduino-core-avr``, or ``HIL_ARDUINO_AVR``: a ``<hardware>/arduino/avr``
+folder holding ``boards.txt``, ``platform.txt``, ``cores/``, ``variants/``,
+``libraries/``) does the whole build:
 
-1. compiles the core once per flags into ``core.a`` (cached in the build folder);
-2. turns the sketch's ``.ino`` files into one C++ file (``#include <Arduino.h>`` first,
-   ``#line`` directives so errors name the ``.ino``); the sketch's own ``.c``/``.cpp``
-   files and its ``src/`` folder compile beside it. Unlike the IDE it writes no
-   function prototypes: a sketch declares what it uses before using it;
-3. finds the libraries the sketch includes (in the given library folders first, then
-   the core's, like the IDE's sketchbook ``libraries/``), and theirs, and compiles them;
-4. links with ``--gc-sections``, writes the ``.hex`` and reports flash and RAM use.
+1. the sketch's ``.ino`` tabs joined in the IDE's order (the tab named after the
+   folder first, then the others alphabetically), with the function prototypes the IDE
+   generates (arduino-ctags) and ``#line`` directives, so errors name the ``.ino`` tab
+   and line; the sketch's own ``.c``/``.cpp`` files and its ``src/`` folder beside it;
+2. the libraries the sketch includes, found in the given library folders (like the
+   IDE's sketchbook ``libraries/``), then in the core's (Wire, SPI, EEPROM,
+   SoftwareSerial);
+3. the core (its ``core.a`` cached per user, by board and flags), the link with the
+   platform's flags (``-Os``, LTO, ``--gc-sections``), the ``.hex``.
 
-The project's own code (sketch and library folders given) compiles with
-``-Wall -Wextra -Werror``; the Arduino core and its libraries with their usual flags.
+Warnings are on (``-Wall -Wextra``) and shown; ``strict`` makes a warning in the sketch
+or in a given library folder an error (the project's own code builds so), while the
+core's and its libraries' warnings stay warnings. ``-D`` defines reach every file,
+the core's too. The size report measures flash and static RAM of the ELF against the
+board's (:mod:`hil_bridge.core.boards`: the IDE's board name, flash and RAM).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hil_bridge.core.boards import BOARDS
+from hil_bridge.core.boards import board as find_board
 from hil_bridge.errors import HilBridgeError
 
 #: Where Debian's arduino-core-avr puts the AVR core.
 DEBIAN_ARDUINO_AVR = Path("/usr/share/arduino/hardware/arduino/avr")
-#: ATmega328P flash left by the UNO/Nano bootloader (optiboot: 512 bytes) and its RAM.
-FLASH_BYTES = 32 * 1024 - 512
-RAM_BYTES = 2048
+#: The ``ARDUINO`` macro (the IDE release whose core Debian ships: 1.8.7).
 ARDUINO_VERSION = "10807"
+#: How long one build may take before it counts as hung.
+BUILD_TIMEOUT_S = 600.0
+#: The compiler's warning level: -Wall -Wextra, as the IDE's "All".
+WARNING_LEVEL = "all"
 
-#: Board -> (variant, ARDUINO_<board> define). Both are an ATmega328P at 16 MHz.
-BOARDS: Mapping[str, tuple[str, str]] = {
-    "uno": ("standard", "AVR_UNO"),
-    "nano": ("eightanaloginputs", "AVR_NANO"),
-}
-SOURCE_SUFFIXES = (".c", ".cpp", ".S")
-_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+
+#: The size report's default limits: the ATmega328P's (the UNO's and Nano's, with optiboot).
+FLASH_BYTES = BOARDS["nano"].flash_bytes
+RAM_BYTES = BOARDS["nano"].ram_bytes
+
+#: ``file:line:column: warning|error: text``, as gcc reports.
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?P<kind>warning|(?:fatal )?error): ")
+_MISSING_HEADER = re.compile(r"fatal error: (?P<header>[^:\s]+): No such file or directory")
+#: How much of a failed build's output the error shows.
+ERROR_LINES = 60
 
 
 @dataclass(frozen=True)
-class ArduinoAvr:
-    """An installed Arduino AVR core: ``cores/arduino``, ``variants/``, ``libraries/``."""
+class Toolchain:
+    """The installed builder, its ctags settings, and the Arduino AVR platform."""
 
-    root: Path
-
-    @property
-    def core(self) -> Path:
-        """The core's sources (Arduino.h, wiring.c, HardwareSerial.cpp...)."""
-        return self.root / "cores" / "arduino"
-
-    def variant(self, board: str) -> Path:
-        """The pin map folder of ``board``."""
-        return self.root / "variants" / BOARDS[board][0]
+    builder: Path
+    #: arduino-builder's own ``platform.txt`` (how to run arduino-ctags).
+    builder_platform: Path
+    #: ``<hardware>/arduino/avr``.
+    platform: Path
 
     @property
-    def libraries(self) -> Path:
-        """The core's bundled libraries (Wire, SPI, EEPROM...)."""
-        return self.root / "libraries"
+    def hardware(self) -> Path:
+        """The ``hardware`` folder holding ``arduino/avr``."""
+        return self.platform.parents[1]
 
 
-def find_arduino_avr() -> ArduinoAvr:
-    """The Arduino AVR core to build with.
+def find_toolchain() -> Toolchain:
+    """The builder and the Arduino AVR core to build with.
 
     Raises:
-        HilBridgeError: none installed (naming the Debian package to install).
+        HilBridgeError: something missing (naming the Debian package to install).
     """
-    root = Path(os.environ.get("HIL_ARDUINO_AVR", DEBIAN_ARDUINO_AVR))
-    if not (root / "cores" / "arduino" / "Arduino.h").is_file():
+    platform = Path(os.environ.get("HIL_ARDUINO_AVR", DEBIAN_ARDUINO_AVR))
+    if (
+        not (platform / "cores" / "arduino" / "Arduino.h").is_file()
+        or not (platform / "boards.txt").is_file()
+    ):
         raise HilBridgeError(
-            f"no Arduino AVR core at {root} (install Debian's arduino-core-avr, or set HIL_ARDUINO_AVR)"
+            f"no Arduino AVR core at {platform} (install Debian's arduino-core-avr, or set HIL_ARDUINO_AVR)"
         )
-    for tool in ("avr-gcc", "avr-g++", "avr-ar", "avr-objcopy", "avr-size"):
+    if (platform.parent.name, platform.name) != ("arduino", "avr"):
+        raise HilBridgeError(f"HIL_ARDUINO_AVR={platform}: expected a <hardware>/arduino/avr folder")
+    builder = shutil.which("arduino-builder")
+    ctags = shutil.which("arduino-ctags")
+    if builder is None or ctags is None:
+        raise HilBridgeError(
+            "arduino-builder not found (install Debian's arduino-builder; make bootstrap does)"
+        )
+    for tool in ("avr-gcc", "avr-g++", "avr-gcc-ar", "avr-objcopy", "avr-size"):
         if shutil.which(tool) is None:
             raise HilBridgeError(f"{tool} not found (install Debian's gcc-avr, binutils-avr and avr-libc)")
-    return ArduinoAvr(root)
+    builder_path = Path(builder).resolve()
+    builder_platform = builder_path.parents[1] / "share" / "arduino-builder"
+    if not (builder_platform / "platform.txt").is_file():
+        raise HilBridgeError(f"no {builder_platform / 'platform.txt'} (reinstall Debian's arduino-builder)")
+    return Toolchain(builder_path, builder_platform, platform)
 
 
 @dataclass(frozen=True)
 class SizeReport:
-    """Flash and static RAM of a linked program, against the ATmega328P's."""
+    """Flash and static RAM of a linked program, against the board's (default: the ATmega328P's)."""
 
     flash: int
     ram: int
@@ -124,60 +149,140 @@ class BuildResult:
     elf: Path
     hex: Path
     size: SizeReport
+    #: The libraries the sketch used (folder names).
     libraries: tuple[str, ...] = field(default=())
-
-
-def _run(command: Sequence[str], what: str) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        output = (result.stdout + result.stderr).strip().splitlines()
-        raise HilBridgeError(f"{what} failed:\n" + "\n".join(output[-40:]))
-
-
-@dataclass
-class _Unit:
-    source: Path
-    object: Path
-    flags: list[str]
-
-
-def _sources(folder: Path, *, recursive: bool) -> list[Path]:
-    pattern = "**/*" if recursive else "*"
-    return sorted(p for p in folder.glob(pattern) if p.suffix in SOURCE_SUFFIXES and p.is_file())
-
-
-def _includes(paths: Iterable[Path]) -> set[str]:
-    found: set[str] = set()
-    for path in paths:
-        found.update(_INCLUDE.findall(path.read_text(errors="replace")))
-    return found
+    #: The compiler's warnings, as it printed them (empty when it printed none).
+    warnings: str = ""
 
 
 @dataclass(frozen=True)
-class _Library:
-    name: str
-    root: Path
-    include: Path  # src/ (1.5 layout) or the library folder itself
-    sources: tuple[Path, ...]
-    ours: bool  # compiled with the strict flags
+class Diagnostic:
+    """One ``file:line: warning|error:`` line of the compiler's output."""
+
+    file: Path
+    line: int
+    kind: str
+    text: str
 
 
-def _library_at(root: Path, *, ours: bool) -> _Library:
-    if (root / "src").is_dir():
-        return _Library(root.name, root, root / "src", tuple(_sources(root / "src", recursive=True)), ours)
-    sources = [*_sources(root, recursive=False), *_sources(root / "utility", recursive=False)]
-    return _Library(root.name, root, root, tuple(sources), ours)
+def diagnostics(output: str) -> list[Diagnostic]:
+    """The compiler's warning and error lines in ``output``, in order."""
+    found = []
+    for text in output.splitlines():
+        match = _DIAGNOSTIC.match(text)
+        if match:
+            found.append(Diagnostic(Path(match["file"]), int(match["line"]), match["kind"], text))
+    return found
 
 
-def _find_library(header: str, folders: Sequence[tuple[Path, bool]]) -> _Library | None:
-    for folder, ours in folders:
-        if not folder.is_dir():
-            continue
-        for root in sorted(p for p in folder.iterdir() if p.is_dir()):
-            for include in (root / "src", root):
-                if (include / header).is_file():
-                    return _library_at(root, ours=ours)
-    return None
+def sketch_folder(path: Path) -> tuple[Path, Path]:
+    """The sketch folder and its main tab for a sketch folder (or its main ``.ino`` file).
+
+    Raises:
+        HilBridgeError: no such folder, no ``.ino`` in it, or no tab named after the
+            folder (the IDE's rule).
+    """
+    folder = path.parent if path.suffix == ".ino" and path.is_file() else path
+    if not folder.is_dir():
+        raise HilBridgeError(f"{path}: no such sketch folder")
+    tabs = sorted(p.name for p in folder.glob("*.ino"))
+    if not tabs:
+        raise HilBridgeError(f"{folder}: no .ino file (not a sketch folder)")
+    main = folder / f"{folder.name}.ino"
+    if not main.is_file():
+        raise HilBridgeError(
+            f"{folder}: no {main.name}: the Arduino IDE names a sketch's main tab after its folder"
+            f" (found {', '.join(tabs)})"
+        )
+    return folder.resolve(), main.resolve()
+
+
+def _define_flags(defines: Mapping[str, str | int]) -> list[str]:
+    flags = []
+    for name, value in defines.items():
+        text = str(value)
+        if not name.isidentifier() or isinstance(value, bool) or any(c in text for c in "\"'\\\n"):
+            raise HilBridgeError(f"define {name}={value!r}: expected NAME=<integer or text without quotes>")
+        flags.append(f'"-D{name}={text}"' if " " in text else f"-D{name}={text}")
+    return flags
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hil" / "arduino-core"
+
+
+@contextlib.contextmanager
+def _core_cache(toolchain: Toolchain, fqbn: str, prefs: Sequence[str]) -> Iterator[Path | None]:
+    """arduino-builder's ``-build-cache`` folder for this board and these flags (None: no cache).
+
+    arduino-builder names a cached ``core.a`` by the board and the core's folder only,
+    so each set of flags gets its own folder. The first build of a folder holds its
+    lock until the archive is written, so a parallel build never reads half of one.
+    Without a writable cache folder the core is built in the build folder.
+    """
+    core = toolchain.platform / "cores" / "arduino"
+    newest = max(p.stat().st_mtime_ns for p in core.iterdir())
+    key = json.dumps([str(toolchain.platform), fqbn, ARDUINO_VERSION, sorted(prefs), newest])
+    folder = _cache_root() / hashlib.sha256(key.encode()).hexdigest()[:16]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = (folder / ".lock").open("w")
+    except OSError:
+        yield None
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if any((folder / "core").glob("core_*.a")):  # where arduino-builder keeps it
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        yield folder
+
+
+def _inside(path: Path, folders: Sequence[Path]) -> bool:
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(folder) for folder in folders)
+
+
+def _used_libraries(out: Path) -> tuple[str, ...]:
+    """The libraries arduino-builder found for the sketch (its ``includes.cache``)."""
+    try:
+        entries = json.loads((out / "includes.cache").read_text())
+    except (OSError, ValueError):
+        return ()
+    names = set()
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("Include") and entry.get("Includepath"):
+            include = Path(entry["Includepath"])
+            names.add(include.parent.name if include.name == "src" else include.name)
+    return tuple(sorted(names))
+
+
+def _failure(output: str, what: str, libraries: Sequence[Path], board: str) -> HilBridgeError:
+    lines = [line for line in output.strip().splitlines() if line != "exit status 1"]
+    shown = lines[:ERROR_LINES]
+    if len(lines) > ERROR_LINES:
+        shown.append(f"... ({len(lines) - ERROR_LINES} more lines)")
+    for region, memory, size in (
+        ("text", "flash", BOARDS[board].flash_bytes),
+        ("data", "static RAM", BOARDS[board].ram_bytes),
+    ):
+        if f"region `{region}'" in output:
+            shown.append(f"(the program needs more {memory} than the {board}'s {size} bytes)")
+    missing = _MISSING_HEADER.search(output)
+    if missing:
+        header = missing["header"]
+        misplaced = next((p for folder in libraries for p in sorted(folder.glob(f"*/**/{header}"))), None)
+        if misplaced is not None:
+            shown.append(
+                f"({header} is at {misplaced}, where the IDE does not look: a library's headers are"
+                " in its folder, or in its src/ folder beside a library.properties)"
+            )
+        else:
+            searched = ", ".join(str(p) for p in libraries) or "none given"
+            shown.append(
+                f"({header} is in no library of the given folders ({searched}) nor of the"
+                " Arduino core: add the folder holding its library with --libraries)"
+            )
+    return HilBridgeError(f"{what} failed:\n" + "\n".join(shown))
 
 
 def build_sketch(
@@ -187,164 +292,108 @@ def build_sketch(
     libraries: Sequence[Path] = (),
     defines: Mapping[str, str | int] | None = None,
     board: str = "nano",
+    strict: bool = False,
     progress: Callable[[str], None] | None = None,
-    jobs: int | None = None,
 ) -> BuildResult:
-    """Compile and link the sketch folder ``sketch`` into ``out``.
+    """Build the sketch folder ``sketch`` into ``out`` as the Arduino IDE does.
 
     Args:
-        sketch: the sketch folder (``<name>/<name>.ino`` and friends).
-        out: build folder (created; the core archive is cached there).
+        sketch: the sketch folder (``<name>/<name>.ino`` and its other tabs), or its
+            main ``.ino``.
+        out: build folder (created; kept between builds, which reuse what did not
+            change). Not inside the sketch folder: the builder copies the sketch's
+            files into it.
         libraries: folders holding libraries (like the IDE's sketchbook ``libraries``).
-        defines: ``-D`` macros for the sketch and its libraries (e.g. ``HIL_CHECKED=1``).
-        board: ``nano`` or ``uno``.
+        defines: ``-D`` macros for every file (e.g. ``HIL_CHECKED=1``).
+        board: ``nano``, ``uno`` or ``mega2560``.
+        strict: a warning in the sketch or in a library of ``libraries`` is an error.
         progress: called with a line per step.
-        jobs: parallel compilers (default: the CPU count).
 
     Raises:
-        HilBridgeError: no toolchain, a missing library, or a compiler/linker error
-            (with its output).
+        HilBridgeError: no toolchain, a bad folder or define, or a compiler or linker
+            error (with its output, naming the ``.ino`` tab and line).
     """
-    if board not in BOARDS:
-        raise HilBridgeError(f"board {board!r}: expected one of {sorted(BOARDS)}")
-    ino = sorted(sketch.glob("*.ino"))
-    if not ino:
-        raise HilBridgeError(f"{sketch}: no .ino file (not a sketch folder)")
-    avr = find_arduino_avr()
+    target = find_board(board)
+    folder, main = sketch_folder(sketch)
+    out = out.resolve()
+    if out.is_relative_to(folder):
+        raise HilBridgeError(
+            f"build folder {out} is inside the sketch folder {folder}: the Arduino builder copies"
+            " the sketch's files into its build folder; choose one outside it"
+        )
+    library_folders = [Path(p).resolve() for p in libraries]
+    for library in library_folders:
+        if not library.is_dir():
+            raise HilBridgeError(f"library folder {library}: no such folder")
+    toolchain = find_toolchain()
     say = progress or (lambda _line: None)
     out.mkdir(parents=True, exist_ok=True)
-    common = [
-        "-mmcu=atmega328p",
-        "-DF_CPU=16000000L",
-        f"-DARDUINO={ARDUINO_VERSION}",
-        f"-DARDUINO_{BOARDS[board][1]}",
-        "-DARDUINO_ARCH_AVR",
-        "-Os",
-        "-g",
-        "-ffunction-sections",
-        "-fdata-sections",
-        # Debian's avr-gcc 5.4 defines DECIMAL_DIG for C only; the core's WString.cpp
-        # (written for the IDE's avr-gcc 7) needs it in C++11 too.
-        "-DDECIMAL_DIG=__DECIMAL_DIG__",
+
+    flags = _define_flags(defines or {})
+    # Debian's avr-gcc 5.4 defines DECIMAL_DIG for C only; the core's WString.cpp
+    # (written for the IDE's avr-gcc 7) needs it in C++11 too.
+    prefs = [
+        f"compiler.c.extra_flags={' '.join(flags)}",
+        f"compiler.cpp.extra_flags={' '.join(['-DDECIMAL_DIG=__DECIMAL_DIG__', *flags])}",
+        f"compiler.S.extra_flags={' '.join(flags)}",
     ]
-    # -I, not -isystem: avr-gcc wraps system headers in extern "C", which breaks C++ ones.
-    core_includes = ["-I", str(avr.core), "-I", str(avr.variant(board))]
-    core_archive = _build_core(avr, board, out, [*common, *core_includes], say=say, jobs=jobs)
-
-    # The sketch: .ino files joined into one C++ file, plus its own sources.
-    sketch_cpp = out / "sketch" / f"{sketch.name}.ino.cpp"
-    sketch_cpp.parent.mkdir(parents=True, exist_ok=True)
-    sketch_cpp.write_text(
-        "#include <Arduino.h>\n" + "".join(f'#line 1 "{p}"\n{p.read_text()}\n' for p in ino)
-    )
-    own_sources = _sources(sketch, recursive=False)
-    if (sketch / "src").is_dir():
-        own_sources += _sources(sketch / "src", recursive=True)
-    found = _discover_libraries(avr, board, sketch, [*ino, *own_sources], libraries)
-
-    extra = [f"-D{k}={v}" for k, v in (defines or {}).items()] + ["-I", str(sketch)]
-    for library in found:
-        extra += ["-I", str(library.include)]
-    units: list[_Unit] = []
-
-    def add(source: Path, folder: str, *, ours: bool) -> None:
-        flags = [*common, *extra, *core_includes, *(["-Wall", "-Wextra", "-Werror"] if ours else ["-w"])]
-        units.append(_Unit(source, out / folder / (source.name + ".o"), flags))
-
-    for source in [sketch_cpp, *own_sources]:
-        add(source, "sketch", ours=True)
-    for library in found:
-        for source in library.sources:
-            add(source, f"libraries/{library.name}", ours=library.ours)
-    names = ", ".join(lib.name for lib in found) or "no libraries"
-    say(f"compiling {sketch.name} with {names} ({len(units)} files)")
-    _compile(units, jobs)
-
-    elf, hex_file = out / f"{sketch.name}.elf", out / f"{sketch.name}.hex"
-    objects = [str(u.object) for u in units]
-    link = ["avr-gcc", "-mmcu=atmega328p", "-Os", "-Wl,--gc-sections", "-o", str(elf), *objects]
-    _run([*link, str(core_archive), "-lm"], f"linking {sketch.name}")
-    _run(["avr-objcopy", "-O", "ihex", "-R", ".eeprom", str(elf), str(hex_file)], "avr-objcopy")
-    size = elf_size(elf)
-    say(f"{sketch.name}: {size}")
-    return BuildResult(elf, hex_file, size, tuple(sorted(lib.name for lib in found)))
-
-
-def _discover_libraries(
-    avr: ArduinoAvr, board: str, sketch: Path, sources: list[Path], libraries: Sequence[Path]
-) -> list[_Library]:
-    """The libraries the sources include, then what those include, until closed."""
-    folders = [(Path(f), True) for f in libraries] + [(avr.libraries, False)]
-    local = {p.name for p in sketch.rglob("*.h")}
-    found: dict[str, _Library] = {}
-    scanned: set[Path] = set()
-    pending = [*sources, *sketch.glob("*.h")]
-    while pending:
-        path = pending.pop()
-        if path in scanned:
-            continue
-        scanned.add(path)
-        for header in _includes([path]):
-            if header in local or (avr.core / header).exists() or (avr.variant(board) / header).exists():
-                continue
-            if any((lib.include / header).is_file() for lib in found.values()):
-                continue
-            library = _find_library(header, folders)
-            if library is None:
-                continue  # a toolchain header (avr/io.h, math.h, ...)
-            found[library.name] = library
-            pending += [*library.sources, *library.include.rglob("*.h")]
-    return list(found.values())
+    command = [
+        str(toolchain.builder),
+        "-compile",
+        "-logger=human",
+        "-warnings",
+        WARNING_LEVEL,
+        "-hardware",
+        str(toolchain.hardware),
+        "-hardware",
+        str(toolchain.builder_platform),
+        "-tools",
+        "/usr/bin",
+        "-fqbn",
+        target.fqbn,
+        "-core-api-version",
+        ARDUINO_VERSION,
+        "-build-path",
+        str(out),
+        *(arg for library in library_folders for arg in ("-libraries", str(library))),
+        *(f"-prefs={pref}" for pref in prefs),
+        # Recorded in the build options: switching strict on or off rebuilds everything,
+        # so no object compiled without the check is reused by a strict build.
+        f"-prefs=hil.strict={int(strict)}",
+    ]
+    say(f"building {folder.name} for {board} with arduino-builder" + (" (strict)" if strict else ""))
+    with _core_cache(toolchain, target.fqbn, prefs) as cache:
+        try:
+            result = subprocess.run(
+                [*command, *(["-build-cache", str(cache)] if cache else []), str(main)],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=BUILD_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise HilBridgeError(f"building {folder} did not finish in {BUILD_TIMEOUT_S:.0f} s") from exc
+    output = result.stderr.strip()
+    if result.returncode != 0:
+        raise _failure(output or result.stdout, f"building {folder} for {board}", library_folders, board)
+    if strict:
+        ours = [folder, out / "sketch", *library_folders]
+        own = [d.text for d in diagnostics(output) if d.kind == "warning" and _inside(d.file, ours)]
+        if own:
+            # The objects are there: the next strict build must compile them again.
+            for built in ("sketch", "libraries"):
+                shutil.rmtree(out / built, ignore_errors=True)
+            raise HilBridgeError(
+                f"building {folder} for {board} failed: strict, and the compiler warned:\n" + "\n".join(own)
+            )
+    elf, hex_file = out / f"{main.name}.elf", out / f"{main.name}.hex"
+    size = elf_size(elf, board=board)
+    say(f"{folder.name}: {size}")
+    return BuildResult(elf, hex_file, size, _used_libraries(out), output)
 
 
-def _compiler(source: Path) -> list[str]:
-    if source.suffix == ".c":
-        return ["avr-gcc", "-std=gnu11"]
-    if source.suffix == ".S":
-        return ["avr-gcc", "-x", "assembler-with-cpp"]
-    return ["avr-g++", "-std=gnu++11", "-fno-exceptions", "-fno-threadsafe-statics"]
-
-
-def _compile(units: Sequence[_Unit], jobs: int | None) -> None:
-    def one(unit: _Unit) -> None:
-        unit.object.parent.mkdir(parents=True, exist_ok=True)
-        _run(
-            [*_compiler(unit.source), *unit.flags, "-c", str(unit.source), "-o", str(unit.object)],
-            f"compiling {unit.source}",
-        )
-
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        for future in [pool.submit(one, unit) for unit in units]:
-            future.result()
-
-
-def _build_core(
-    avr: ArduinoAvr,
-    board: str,
-    out: Path,
-    flags: list[str],
-    *,
-    say: Callable[[str], None],
-    jobs: int | None,
-) -> Path:
-    sources = _sources(avr.core, recursive=False)
-    digest = hashlib.sha256(" ".join([str(avr.root), board, *flags]).encode())
-    for source in sources:
-        digest.update(source.read_bytes())
-    archive = out / f"core-{board}-{digest.hexdigest()[:12]}.a"
-    if archive.exists():
-        return archive
-    say(f"compiling the Arduino core for {board} ({len(sources)} files, once)")
-    units = [_Unit(s, out / f"core-{board}" / (s.name + ".o"), [*flags, "-w"]) for s in sources]
-    _compile(units, jobs)
-    partial = archive.with_suffix(f".{os.getpid()}.tmp")
-    _run(["avr-ar", "rcs", str(partial), *(str(u.object) for u in units)], "avr-ar")
-    partial.replace(archive)
-    return archive
-
-
-def elf_size(elf: Path) -> SizeReport:
-    """Flash (.text + .data) and static RAM (.data + .bss + .noinit) of a linked ELF."""
+def elf_size(elf: Path, *, board: str = "nano") -> SizeReport:
+    """Flash (.text + .data) and static RAM (.data + .bss + .noinit) of a linked ELF, against ``board``'s."""
     result = subprocess.run(["avr-size", "-A", str(elf)], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise HilBridgeError(f"avr-size {elf}: {result.stderr.strip()}")
@@ -354,7 +403,10 @@ def elf_size(elf: Path) -> SizeReport:
         if len(parts) >= 2 and parts[0].startswith(".") and parts[1].isdigit():
             sections[parts[0]] = int(parts[1])
     data = sections.get(".data", 0)
+    target = find_board(board)
     return SizeReport(
         flash=sections.get(".text", 0) + data,
         ram=data + sections.get(".bss", 0) + sections.get(".noinit", 0),
+        flash_max=target.flash_bytes,
+        ram_max=target.ram_bytes,
     )

@@ -10,7 +10,14 @@ clear error naming the file and what is wrong, never a traceback:
   alias bomb stops here instead of in whatever walks it next);
 * a mapping key that is not text (YAML reads an unquoted ``1:``, ``yes:`` or ``null:``
   key as a number, a boolean or null; names are text everywhere in our configs);
+* a key given twice in one mapping (the lines of both; JSON: the key), which YAML and
+  JSON parsers otherwise settle silently by keeping the last;
+* an empty file (or one of comments only): every config file here is a mapping;
 * an integer wider than 64 bits (no config field holds more, ROS parameters neither).
+
+YAML numbers are read as users write them: besides YAML 1.1's floats (which need a
+dot and a signed exponent), the YAML 1.2 forms ``1e300``, ``1e-9``, ``2.5e3`` and
+``.5`` are floats, not text, so a range check says what is wrong with them.
 
 The error class is the caller's package's (``error=``), so each package keeps its one
 exception class.
@@ -19,6 +26,7 @@ exception class.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +43,61 @@ MAX_DEPTH = 32
 MAX_VALUES = 200_000
 #: Widest integer, in bits besides the sign.
 MAX_INT_BITS = 63
+
+
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+#: YAML 1.2 core schema floats (1.5, 1., .5, 1e300, 1.5e-3, .inf, .nan), with YAML 1.1's
+#: digit separators; an integer (no dot, no exponent) stays an integer.
+_FLOAT = re.compile(
+    r"""^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.VERBOSE,
+)
+
+
+class _DuplicateKey(yaml.YAMLError):
+    """A mapping of the document gives one key twice."""
+
+    def __init__(self, key: str, first: int, second: int) -> None:
+        super().__init__(f"line {second}: duplicate key {key!r:.60} (first on line {first})")
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader with YAML 1.2 floats, refusing duplicate keys."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The mapping, once no key of the node itself comes twice (merged ``<<`` keys may)."""
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise _DuplicateKey(str(key), seen[key], line)
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+# YAML 1.1's float resolver out (its own dict, not SafeLoader's), the YAML 1.2 one in.
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _FLOAT_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(_FLOAT_TAG, _FLOAT, list("-+0123456789."))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members, refusing a name given twice."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"duplicate key {key!r:.60}")
+        data[key] = value
+    return data
 
 
 def read_text(path: str | Path, *, what: str, error: type[Exception] = HilBridgeError) -> str:
@@ -73,13 +136,17 @@ def load_yaml(path: str | Path, *, what: str, error: type[Exception] = HilBridge
     """
     text = read_text(path, what=what, error=error)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader
+    except _DuplicateKey as exc:
+        raise error(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise error(f"{path}: cannot read {what}: invalid YAML: {exc}") from exc
     except RecursionError:
         raise error(f"{path}: cannot read {what}: nested more than {MAX_DEPTH} levels deep") from None
     except (ValueError, OverflowError) as exc:  # a scalar the constructor cannot make, e.g. a date
         raise error(f"{path}: cannot read {what}: invalid YAML: {exc}") from exc
+    if data is None:
+        raise error(f"{path}: empty file, expected a mapping")
     check_values(data, source=f"{path}", error=error)
     return data
 
@@ -91,13 +158,15 @@ def load_json(path: str | Path, *, what: str, error: type[Exception] = HilBridge
         error: unreadable, invalid JSON, or out of bounds; names the file (and line or key).
     """
     text = read_text(path, what=what, error=error)
+    if not text.strip():
+        raise error(f"{path}: empty file, expected a mapping")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise error(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
     except RecursionError:
         raise error(f"{path}: cannot read {what}: nested more than {MAX_DEPTH} levels deep") from None
-    except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
+    except ValueError as exc:  # a duplicate key, an integer of more than sys.get_int_max_str_digits() digits
         raise error(f"{path}: cannot read {what}: invalid JSON: {exc}") from exc
     check_values(data, source=f"{path}", error=error)
     return data

@@ -231,6 +231,10 @@ def _signal_from_mapping(data: Any, where: str) -> SignalSpec:
         raise HilBridgeError(
             f"{where}: field 'max': {data['max']!r} must be greater than min {data['min']!r}"
         )
+    if not math.isfinite(high - low):  # the codecs scale by the span
+        raise HilBridgeError(
+            f"{where}: field 'max': the span max - min overflows ({data['min']!r} .. {data['max']!r})"
+        )
     if kind is SignalType.INTEGER:
         _check_integer_range(data, low, high, where)
     default = _number(data.get("default", low), where, "default")

@@ -5,8 +5,9 @@ removes only what a dead process owned: ownership is an exclusive ``flock`` that
 owner holds as long as it lives (the kernel drops it when the process dies, however
 it dies), so a lock that can be taken means the owner is gone.
 
-* :func:`owned_dir`: a private temporary folder (the runner's pty links) holding such
-  a lock in its ``.owner`` file; dead owners' folders are removed first.
+* :func:`owned_dir`: a private temporary folder (the runner's pty links) in the user's
+  runtime folder (:func:`~hil_bridge.core.runtime_dir.runtime_dir`) holding such a lock
+  in its ``.owner`` file; dead owners' folders are removed first.
 * :func:`remove_dead_dds_segments`: Fast DDS's shared-memory segments in ``/dev/shm``
   of dead processes. Fast DDS 2.14 (Jazzy) removes its own at a clean exit but not a
   killed process's, and does not look for them on the next start (only its
@@ -26,6 +27,8 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from hil_bridge.core.runtime_dir import runtime_dir
 
 #: The lock file of an :func:`owned_dir`, holding the owner's pid for people to read.
 OWNER_FILE = ".owner"
@@ -106,8 +109,14 @@ def _owner_is_dead(folder: Path) -> bool:
 
 
 def remove_dead_dirs(prefix: str, *, parent: Path | None = None) -> list[Path]:
-    """Remove the folders ``<parent>/<prefix>*`` of dead owners; returns them."""
-    parent = Path(tempfile.gettempdir()) if parent is None else parent
+    """Remove the folders ``<parent>/<prefix>*`` of dead owners; returns them.
+
+    ``parent`` None: the user's runtime folder (:func:`~hil_bridge.core.runtime_dir.runtime_dir`).
+
+    Raises:
+        HilBridgeError: the runtime folder is one another user could change.
+    """
+    parent = runtime_dir() if parent is None else parent
     removed = []
     for path in sorted(parent.glob(f"{glob.escape(prefix)}*")):
         if path.is_symlink() or not path.is_dir() or not _old_and_ours(path, 0.0):
@@ -136,11 +145,16 @@ class OwnedDir:
 
 
 def owned_dir(prefix: str, *, parent: Path | None = None) -> OwnedDir:
-    """A new folder ``<parent>/<prefix>XXXXXXXX`` locked by this process.
+    """A new folder ``<parent>/<prefix>XXXXXXXX`` (mode 0700) locked by this process.
 
+    ``parent`` None: the user's runtime folder (:func:`~hil_bridge.core.runtime_dir.runtime_dir`).
     Folders with the same prefix whose owner died are removed first. The lock lives as
     long as the returned object's descriptor (not inherited by child processes).
+
+    Raises:
+        HilBridgeError: the runtime folder is one another user could change.
     """
+    parent = runtime_dir() if parent is None else parent
     remove_dead_dirs(prefix, parent=parent)
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     fd = os.open(path / OWNER_FILE, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)

@@ -2,8 +2,9 @@
 
 A :class:`PtyPair` is a real tty. The simulated device (virtual MCU, fault proxy,
 test peer) holds the master end; whoever would open a USB serial port opens the
-slave end through a symlink with a stable name, e.g. ``/tmp/hil/mcu_command``, with
-pyserial, exactly as it would open ``/dev/ttyUSB0``.
+slave end through a symlink with a stable name, e.g. ``mcu_command`` in the user's
+runtime folder (:mod:`~hil_bridge.core.runtime_dir`), with pyserial, exactly as it
+would open ``/dev/ttyUSB0``.
 
 The pair keeps its own slave descriptor open, so the master never sees EIO while
 the user closes and reopens the port, and data written before anyone opened the
@@ -16,6 +17,11 @@ names its pid and program) for as long as it is open. A second pair at the same
 path, in any process, fails loudly while the first is open instead of silently
 taking the port away from it; once the owner is gone (closed, crashed or killed:
 the kernel drops the lock with the process), the stale link is replaced.
+
+A link's folder, and every folder on the way to it, is made and checked by
+:func:`~hil_bridge.core.runtime_dir.private_dir`: a folder another user could change
+(theirs, writable by others, a symlink) is refused, as they could swap the link for
+one to a pty of their own. A bare name (no folder) is a link in the runtime folder.
 
 A pair only ever replaces what it could have made: a missing path, or a symlink into
 the pty folder (``/dev/pts``) whose owner is gone. Anything else at the path (a
@@ -39,6 +45,7 @@ from pathlib import Path
 from types import TracebackType
 
 from hil_bridge.core.lockstep_io import OwedBytes
+from hil_bridge.core.runtime_dir import link_path, private_dir
 from hil_bridge.errors import HilBridgeError
 
 _log = logging.getLogger(__name__)
@@ -114,6 +121,20 @@ def _check_lock_file(fd: int, path: Path, link: Path) -> bytes:
     )
 
 
+def prepare_link_folder(link: str | Path) -> Path:
+    """Make and check the folder of the pty link ``link`` (:func:`private_dir`); returns the link's path.
+
+    Raises:
+        HilBridgeError: the folder (or one on its way) is one another user could change.
+    """
+    path = link_path(link)
+    try:
+        private_dir(path.parent)
+    except HilBridgeError as exc:
+        raise HilBridgeError(f"cannot create pty link {path}: {exc}") from None
+    return path
+
+
 def _claim(link: Path, pty_folder: Path) -> int:
     """Take ownership of ``link``: an open descriptor of its lock file, locked.
 
@@ -122,14 +143,14 @@ def _claim(link: Path, pty_folder: Path) -> int:
     Raises:
         HilBridgeError: a live pair (this process or another) holds the link, or
             something that is not a pty link or its lock file is in the way.
-        OSError: the lock file's folder cannot be made.
+        OSError: the lock file cannot be written.
     """
     path = lock_path(link)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    prepare_link_folder(link)
     while True:
         # O_NOFOLLOW: a symlink at the lock's path is not ours to write through.
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as exc:
             reason = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror
             raise HilBridgeError(f"cannot create pty link {link}: its lock file {path}: {reason}") from None
@@ -193,8 +214,10 @@ def _release(link: Path, fd: int) -> None:
 
 
 def replace_symlink(link: Path, target: str) -> None:
-    """Point ``link`` at ``target`` atomically (readers never see it missing)."""
-    link.parent.mkdir(parents=True, exist_ok=True)
+    """Point ``link`` at ``target`` atomically (readers never see it missing).
+
+    ``link``'s folder must exist (:func:`~hil_bridge.core.runtime_dir.private_dir`).
+    """
     temporary = link.with_name(f".{link.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         temporary.unlink()
@@ -203,7 +226,7 @@ def replace_symlink(link: Path, target: str) -> None:
 
 
 class PtyPair:
-    """A pty whose slave end is reachable at ``link`` (optional)."""
+    """A pty whose slave end is reachable at ``link`` (optional; a bare name: in the runtime folder)."""
 
     def __init__(self, link: str | Path | None = None) -> None:
         self.master_fd, self._slave_fd = os.openpty()
@@ -211,7 +234,7 @@ class PtyPair:
         tty.setraw(self._slave_fd)
         os.set_blocking(self.master_fd, False)
         self.slave_name = os.ttyname(self._slave_fd)
-        self.link = Path(link) if link is not None else None
+        self.link = link_path(link) if link is not None else None
         self._lock_fd: int | None = None
         if self.link is not None:
             try:
@@ -309,11 +332,11 @@ def same_path(first: str | Path, second: str | Path) -> bool:
     """Whether two paths name one file: absolute, their folders' symlinks resolved.
 
     The last part is compared as it is: a pty link is a symlink, and two links to one
-    pty are still two links.
+    pty are still two links. A bare name is the link in the runtime folder (:func:`link_path`).
     """
 
     def canonical(path: str | Path) -> Path:
-        absolute = Path(path).absolute()
+        absolute = link_path(path).absolute()
         return absolute.parent.resolve() / absolute.name
 
     return canonical(first) == canonical(second)

@@ -1,6 +1,8 @@
 """Serial transport that never blocks and never gives up.
 
-:class:`SerialLink` opens a real device (``/dev/ttyUSB0``) or a pty path with pyserial,
+:class:`SerialLink` opens a real device (``/dev/ttyUSB0``) or a pty path with pyserial
+(a bare name, ``mcu_command``, is the link in the user's runtime folder:
+:func:`~hil_bridge.core.runtime_dir.link_path`),
 reads with ``timeout=0`` (a poll returns what has arrived, possibly nothing) and
 writes with ``write_timeout=0`` straight to the OS, without user-space buffering.
 It deliberately does not call ``flush()`` (tcdrain): that waits until the UART has
@@ -32,6 +34,7 @@ from enum import Enum
 import serial
 
 from hil_bridge.core.lockstep_io import OwedBytes
+from hil_bridge.core.runtime_dir import link_path
 from hil_bridge.errors import HilBridgeError
 
 #: Baud rates the links use (DESIGN.md: 38400 default on the command link, 115200
@@ -83,7 +86,7 @@ class SerialLink:
             raise HilBridgeError(f"serial port {port}: need 0 < backoff_min <= backoff_max")
         if read_size < 1:
             raise HilBridgeError(f"serial port {port}: read_size must be at least 1, got {read_size}")
-        self.port = port
+        self.port = str(link_path(port, check=True))
         self.baud = baud
         self.backoff_min = backoff_min
         self.backoff_max = backoff_max

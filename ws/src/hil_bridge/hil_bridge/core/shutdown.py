@@ -22,6 +22,8 @@ re-entrant).
   interpreter's teardown is not a death by signal.
 * :func:`deferred_signals`: a block that a signal cannot interrupt, where someone
   else's handlers are in place (the signal is delivered again after it).
+* :func:`leave_to_wakeup_fd`: in someone else's event loop that reads its signals
+  from the wakeup fd (``ros2 launch``), a signal raises nothing in the middle of it.
 """
 
 from __future__ import annotations
@@ -169,3 +171,23 @@ def deferred_signals() -> Iterator[None]:
         held.close()
         if held.signum is not None:
             signal.raise_signal(held.signum)
+
+
+def _left_to_wakeup_fd(signum: int, frame: FrameType | None) -> None:
+    """The handler of :func:`leave_to_wakeup_fd`: nothing (the wakeup fd has the signal)."""
+
+
+def leave_to_wakeup_fd(signum: int = signal.SIGINT) -> None:
+    """``signum`` raises nothing in this process: only the wakeup fd (``signal.set_wakeup_fd``) sees it.
+
+    ``ros2 launch`` takes SIGINT from the wakeup fd and shuts down in its own time, while
+    Python's default handler also raises KeyboardInterrupt wherever the main thread is.
+    launch catches that around its event loop, but one raised inside a task ends the
+    task half way: a TimerAction (a process's SIGTERM escalation) then never completes,
+    and launch waited for it forever after every process had stopped, with a
+    "KeyboardInterrupt" traceback from the timer. A handler that does nothing keeps
+    the wakeup fd written (Python writes it for every signal it handles; SIG_IGN would
+    hide the signal from launch too). Main thread only; elsewhere it does nothing.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signum, _left_to_wakeup_fd)

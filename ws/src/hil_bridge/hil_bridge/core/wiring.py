@@ -39,10 +39,12 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from hil_bridge.core.boards import BOARDS as BOARDS_TABLE
 from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import DeviceInstance, Direction, PinMode
 from hil_bridge.errors import HilBridgeError
 
+#: The boards a bridge board can be (both an ATmega328P).
 BOARDS = ("nano", "uno")
 
 
@@ -80,26 +82,24 @@ class PinInfo:
 
 
 def _pins() -> dict[int, PinInfo]:
+    """The bridge board's pins, from the ATmega328P boards' table (hil_bridge.core.boards)."""
+    board = BOARDS_TABLE["nano"]
     pins: dict[int, PinInfo] = {}
-    basic = {Capability.DIGITAL, Capability.PCINT}
-    for number in range(2, 20):
-        abilities = set(basic)
-        if number < 8:
-            port, bit, pcint = "D", number, 16 + number
-        elif number < 14:
-            port, bit, pcint = "B", number - 8, number - 8
-        else:
-            port, bit, pcint = "C", number - 14, 8 + number - 14
+    for number in range(2, board.first_analog + board.pins_analog):
+        pin = board.pins[number]
+        assert pin.pcint is not None  # every ATmega328P pin has one
+        abilities = {Capability.DIGITAL, Capability.PCINT}
+        if number >= board.first_analog:
             abilities.add(Capability.ANALOG)
-        if number in (3, 5, 6, 9, 10, 11):
+        if pin.pwm is not None:
             abilities.add(Capability.PWM)
-        if number in (2, 3):
+        if pin.interrupt is not None:
             abilities.add(Capability.INTERRUPT)
-        if number == 18:
+        if number == board.sda:
             abilities.add(Capability.SDA)
-        if number == 19:
+        if number == board.scl:
             abilities.add(Capability.SCL)
-        pins[number] = PinInfo(number, port, bit, pcint, frozenset(abilities))
+        pins[number] = PinInfo(number, pin.port, pin.bit, pin.pcint, frozenset(abilities))
     return pins
 
 

@@ -60,6 +60,7 @@ static uint16_t motor_left_enable_samples, motor_left_enable_high;
 static uint16_t motor_right_enable_samples, motor_right_enable_high;
 
 /* ultrasonic (hc_sr04 handler) */
+/* 0 idle, 1 the burst after a trigger, 2 the echo is high */
 static volatile uint8_t ultrasonic_echoing;
 static volatile uint32_t ultrasonic_echo_start;
 /* Written by the loop with interrupts off: the ISR never sees half a value. */
@@ -202,9 +203,8 @@ ISR(PCINT1_vect) {
     pcint1_last = now;
     if (changed & _BV(3)) { /* ultrasonic.trigger */
         if (!(PINC & _BV(3)) && !ultrasonic_echoing) {
-            /* the trigger pulse ended: answer with the echo pulse */
+            /* the trigger pulse ended: the burst goes out, the echo rises after it */
             ultrasonic_echo_start = micros();
-            PORTD |= _BV(3);
             ultrasonic_echoing = 1;
         }
     }
@@ -256,11 +256,20 @@ void loop() {
     /* ultrasonic */
     if (ultrasonic_echoing) {
         uint32_t start, width;
+        uint8_t state;
         noInterrupts();
         start = ultrasonic_echo_start;
         width = ultrasonic_echo_width;
+        state = ultrasonic_echoing;
         interrupts();
-        if ((uint32_t)(micros() - start) >= width) {
+        uint32_t now = micros();
+        if (state == 1 && (uint32_t)(now - start) >= 450u) {
+            PORTD |= _BV(3);
+            noInterrupts();
+            ultrasonic_echo_start = now;
+            ultrasonic_echoing = 2;
+            interrupts();
+        } else if (state == 2 && (uint32_t)(now - start) >= width) {
             PORTD &= (uint8_t)~_BV(3);
             ultrasonic_echoing = 0;
         }

@@ -3,19 +3,22 @@
 A run is seen as one :class:`Observation` per lockstep period (the robot's pose and
 speed, boards down, the loop's failsafes, the latest telemetry, the tasks' state;
 the heartbeat round trips in the final one). Each check takes every observation,
-says when its verdict can no longer change (:meth:`Check.decided`: the run may end
-early once every ``blocking`` check is decided) and gives a :class:`Verdict` at the
+says which simulated interval it is about (:meth:`Check.window`), when its verdict
+can no longer change (:meth:`Check.decided`) and gives a :class:`Verdict` at the
 end. Checks keep state: make fresh ones per run.
 
-Time windows are closed intervals of simulated seconds; ``None`` is the whole run
-(such a check is not ``blocking``: it is judged on the run as far as it went).
+Time windows are closed intervals of simulated seconds; ``None`` is the whole run,
+``[0, duration]``: such a check is decided early only by a failure, so a run ends
+before its duration only when every verdict is settled. :class:`Judged` keeps a
+check's account of a run: the span its verdict covers, and an error (never a pass)
+when the run ended before the check's window did.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from hil_bringup.core.goto import GotoResult
@@ -58,6 +61,10 @@ class Verdict:
 
     passed: bool
     detail: str
+    #: The simulated interval the verdict covers; None: none of the check's window.
+    span: Window | None = None
+    #: The run did not reach what the check needs (an error, not a failure).
+    error: bool = False
 
 
 class Check(Protocol):
@@ -66,9 +73,8 @@ class Check(Protocol):
     #: What it asserts, in words (the JUnit test case's name).
     label: str
 
-    @property
-    def blocking(self) -> bool:
-        """Its verdict can be known before the run's end (the run waits for it)."""
+    def window(self, duration: float) -> Window:
+        """The simulated interval it is about, in a run of ``duration`` s (the whole run: [0, duration])."""
 
     def observe(self, obs: Observation) -> None:
         """One period's observation."""
@@ -99,10 +105,9 @@ class _Deadline:
     passed_at: float | None = None
     last_t: float = -math.inf
 
-    @property
-    def blocking(self) -> bool:
-        """Always: the deadline ends it."""
-        return True
+    def window(self, duration: float) -> Window:
+        """From the start to the deadline."""
+        return 0.0, self.by
 
     def holds(self, obs: Observation) -> bool:
         """The condition, now."""
@@ -193,10 +198,13 @@ class Inside:
     success: str | None = None
     seen: bool = False
 
-    @property
-    def blocking(self) -> bool:
-        """Always: each form has an end."""
-        return True
+    def window(self, duration: float) -> Window:
+        """The moment, the window, or from the start to the deadline."""
+        if self.at is not None:
+            return self.at, self.at
+        if self.during is not None:
+            return self.during
+        return 0.0, self.by if self.by is not None else duration
 
     def observe(self, obs: Observation) -> None:
         """Judge the moment, the window or the deadline."""
@@ -251,10 +259,9 @@ class Bounded:
     high: float = -math.inf
     last_t: float = -math.inf
 
-    @property
-    def blocking(self) -> bool:
-        """With a window."""
-        return self.during is not None
+    def window(self, duration: float) -> Window:
+        """Its window, or the whole run."""
+        return self.during if self.during is not None else (0.0, duration)
 
     def value(self, obs: Observation) -> float | None:
         """The value now (None: no such telemetry yet)."""
@@ -300,10 +307,9 @@ class NoFailsafe:
     failure: str | None = None
     last_t: float = -math.inf
 
-    @property
-    def blocking(self) -> bool:
-        """With a window."""
-        return self.during is not None
+    def window(self, duration: float) -> Window:
+        """Its window, or the whole run."""
+        return self.during if self.during is not None else (0.0, duration)
 
     def observe(self, obs: Observation) -> None:
         """Note the first failsafe in the window."""
@@ -334,10 +340,9 @@ class FailsafeTrips:
     active: bool = False
     last_t: float = -math.inf
 
-    @property
-    def blocking(self) -> bool:
-        """Always: the window ends it."""
-        return True
+    def window(self, duration: float) -> Window:
+        """Where the trip must begin."""
+        return self.between
 
     def observe(self, obs: Observation) -> None:
         """Note when the failsafe begins to hold."""
@@ -370,10 +375,9 @@ class RttBelow:
     max_ms: float
     statistic: str
 
-    @property
-    def blocking(self) -> bool:
-        """Never: judged on the whole run."""
-        return False
+    def window(self, duration: float) -> Window:
+        """The whole run."""
+        return 0.0, duration
 
     def observe(self, obs: Observation) -> None:
         """Nothing: judged on the final observation."""
@@ -395,13 +399,15 @@ class GotoCheck:
     """A goto of the timeline reached its goal (judged from its result)."""
 
     label: str
+    #: When the goto begins, and when it must be over (timeout and settle included).
+    at: float = 0.0
+    until: float = 0.0
     result: GotoResult | None = None
     started: bool = False
 
-    @property
-    def blocking(self) -> bool:
-        """Always: the goto's timeout ends it."""
-        return True
+    def window(self, duration: float) -> Window:
+        """From its start to its timeout and settle."""
+        return self.at, self.until
 
     def observe(self, obs: Observation) -> None:
         """Nothing: the runner hands over the goto's result."""
@@ -421,3 +427,46 @@ class GotoCheck:
             f"{'reached' if r.reached else 'not reached'} in {r.time:.2f} s, error "
             f"{r.position_error * 100:.1f} cm, {math.degrees(r.yaw_error):+.1f} deg",
         )
+
+
+@dataclass
+class Judged:
+    """A check's account of one run: what it saw, when its verdict settled, what that covers."""
+
+    check: Check
+    #: The run's duration (the window of a check over the whole run).
+    duration: float
+    #: The first observation at which the check was decided; None: not (yet).
+    decided_at: float | None = None
+    #: The last observation's time; None: none yet.
+    last_t: float | None = None
+
+    def observe(self, obs: Observation) -> None:
+        """Hand the check an observation; note when its verdict settles."""
+        self.check.observe(obs)
+        self.note(obs.t)
+
+    def note(self, t: float) -> None:
+        """The run has reached ``t`` (for checks decided outside :meth:`observe`, gotos)."""
+        self.last_t = t
+        if self.decided_at is None and self.check.decided():
+            self.decided_at = t
+
+    def decided(self) -> bool:
+        """The verdict can no longer change."""
+        return self.decided_at is not None
+
+    def verdict(self, final: Observation) -> Verdict:
+        """The check's verdict with the span it covers, or an error if the run fell short of it.
+
+        A check not decided when the run ended is judged only if the run reached the
+        end of its window; otherwise the run simulated less than it needs.
+        """
+        start, end = self.check.window(self.duration)
+        reached = -math.inf if self.last_t is None else self.last_t
+        if self.decided_at is None and reached < end - EPS:
+            seen = "no observation" if self.last_t is None else f"the run ended at {reached:.2f} s"
+            span = (start, reached) if reached >= start - EPS else None
+            return Verdict(False, f"not judged: {seen}, it needs [{start:g}, {end:g}] s", span, error=True)
+        settled = self.decided_at if self.decided_at is not None else reached
+        return replace(self.check.verdict(final), span=(start, max(start, min(end, settled))))

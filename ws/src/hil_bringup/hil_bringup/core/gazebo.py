@@ -29,6 +29,9 @@
 * ``bridge.yaml``: the ros_gz_bridge entries of
   :func:`hil_sim.core.gz_adapter.bridged_topics`, the names the adapter subscribes to.
 
+Each file says near its top that the export wrote it (:data:`EXPORT_MARK`); an
+existing file that does not, the user's own, is not overwritten unless ``force``.
+
 :func:`gazebo_graph` is what ``gazebo.launch.py`` starts: the HIL chain of
 :func:`~hil_bringup.core.graph.describe` without the ``sim`` node, plus gz sim, the
 bridge, the robot's spawn and the ``gz_adapter`` node. SDF is written as version 1.9
@@ -103,6 +106,11 @@ class GazeboFiles:
     start: Pose
 
 
+#: What every exported file says near its top, and how far into a file it is looked for.
+EXPORT_MARK = "written by hil_gazebo export"
+MARK_WITHIN = 512
+
+
 def world_path(world: str | Path) -> Path:
     """A world YAML file: a path, or the name of one of hil_sim's worlds (``demo``, ``empty``).
 
@@ -169,7 +177,8 @@ def _document(root: ET.Element) -> str:
     sdf = ET.Element("sdf", version=SDF_VERSION)
     sdf.append(root)
     ET.indent(sdf)
-    return '<?xml version="1.0"?>\n' + ET.tostring(sdf, encoding="unicode") + "\n"
+    mark = f"<!-- {EXPORT_MARK} from hil_sim's world and hil_bringup's URDF -->\n"
+    return '<?xml version="1.0"?>\n' + mark + ET.tostring(sdf, encoding="unicode") + "\n"
 
 
 def transform(xyz: tuple[float, float, float], rpy: tuple[float, float, float]) -> Matrix:
@@ -603,17 +612,29 @@ def bridge_yaml(drive: str, *, model: str = MODEL_NAME) -> str:
         for topic in bridged_topics(drive, model=model).values()
     ]
     header = (
-        "# ros_gz_bridge configuration written by hil_gazebo export: Gazebo's clock, odometry,\n"
+        f"# ros_gz_bridge configuration {EXPORT_MARK}: Gazebo's clock, odometry,\n"
         f"# joint states and sensors to ROS, the wheel commands (drive {drive}) to Gazebo.\n"
         "# ros2 run ros_gz_bridge parameter_bridge --ros-args -p config_file:=<this file>\n"
     )
     return header + yaml.safe_dump(entries, sort_keys=False)
 
 
+def _not_ours(path: Path) -> bool:
+    """``path`` exists and is not a file this export wrote (no :data:`EXPORT_MARK` near its top)."""
+    if not path.exists() and not path.is_symlink():
+        return False
+    try:
+        with path.open("rb") as file:
+            return EXPORT_MARK.encode() not in file.read(MARK_WITHIN)
+    except OSError:
+        return True
+
+
 def export(
     world: str | Path,
     out_dir: str | Path,
     *,
+    force: bool = False,
     urdf: str | Path | None = None,
     drive: str = "torque",
     rtf: float = 1.0,
@@ -626,6 +647,7 @@ def export(
     Args:
         world: a world YAML file or the name of one of hil_sim's worlds.
         out_dir: the folder (made if missing).
+        force: overwrite files of the same names that the export did not write.
         urdf: the robot; None: hil_bringup's ``urdf/hil_robot.urdf``.
         drive: ``torque`` or ``velocity`` (:mod:`hil_sim.core.gz_adapter`).
         rtf: Gazebo's real-time factor (0: as fast as possible).
@@ -635,7 +657,8 @@ def export(
 
     Raises:
         HilBringupError: a bad world name, world or URDF file (naming it and the element),
-            an MJCF world, or a bad option.
+            an MJCF world, a bad option, or a file in the way that the export did not
+            write (without ``force``; nothing is written then).
         HilSimError: a world YAML that does not validate (naming the file and key).
     """
     source = world_path(world)
@@ -653,11 +676,17 @@ def export(
         sensor_rate=sensor_rate,
         signal_rate=signal_rate,
     )
+    files = GazeboFiles(
+        folder / "world.sdf", folder / "robot.sdf", folder / "bridge.yaml", name, config.start
+    )
+    theirs = [p.name for p in (files.world_sdf, files.robot_sdf, files.bridge_yaml) if _not_ours(p)]
+    if theirs and not force:
+        raise HilBringupError(
+            f"{folder}: {', '.join(theirs)} exist(s) and hil_gazebo export did not write them; "
+            "not overwritten (--force overwrites them, or choose another --out)"
+        )
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        files = GazeboFiles(
-            folder / "world.sdf", folder / "robot.sdf", folder / "bridge.yaml", name, config.start
-        )
         files.world_sdf.write_text(world_text)
         files.robot_sdf.write_text(robot_text)
         files.bridge_yaml.write_text(bridge_yaml(drive))

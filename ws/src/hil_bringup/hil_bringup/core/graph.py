@@ -3,7 +3,7 @@
 :func:`describe` turns the run's options into the list of nodes (package, executable,
 name, namespace, parameters) and helper processes; ``sim.launch.py`` and
 ``hardware.launch.py`` turn that list into launch actions, the one-process runner
-into node objects, so the two cannot drift. Parameters start from each package's
+into node objects. Parameters start from each package's
 YAML defaults (``config/<package>.yaml``) and take the run's options on top.
 
 Links in a simulated run (``mcu`` = ``virtual``): the virtual MCU serves the command
@@ -17,13 +17,15 @@ With ``mcu`` = ``simavr`` the compiled robot firmware runs in simavr
 there is no simulated MCU: the ports are real devices.
 
 The ptys' links live in the run's ``link_dir``; by default :func:`run_link_dir`, one
-folder per ROS domain and namespace, so launches that cannot hear each other cannot
-take each other's ports either (the one-process runner makes a private folder).
+folder per ROS domain and namespace in the user's runtime folder
+(:func:`hil_bridge.core.runtime_dir.runtime_root`), so launches that cannot hear each
+other cannot take each other's ports either, and other users cannot reach them (the
+one-process runner makes a private folder there). :func:`prepare_link_folder` makes
+and checks the folder before anything is started.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -33,6 +35,9 @@ from typing import Any
 from hil_bridge.core.faults import FaultModel
 from hil_bridge.core.param_spec import yaml_defaults
 from hil_bridge.core.paths import share_dir
+from hil_bridge.core.runtime_dir import private_dir, runtime_root
+from hil_bridge.errors import HilBridgeError
+from hil_bringup.core.options import check, on, option, options_of
 from hil_bringup.errors import HilBringupError
 
 MCU_KINDS = ("virtual", "simavr", "serial")
@@ -41,13 +46,15 @@ MCU_KINDS = ("virtual", "simavr", "serial")
 PHYSICS = ("native", "mujoco")
 #: The node that plays the MCU, by kind (a real MCU has none).
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
-BEHAVIOURS = ("", "boards", "light", "swarm")
-#: Where the runs' pty link folders are made.
-LINK_ROOT = "/tmp/hil"
+#: The control loop's behaviours; ``manual`` (spelt ``""`` too) drives on cmd_vel.
+BEHAVIOURS = ("manual", "boards", "light", "swarm")
 
 
 def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
-    """The pty link folder of a run: ``/tmp/hil/domain<id>/<namespace>``.
+    """The pty link folder of a run: ``<runtime folder>/domain<id>/<namespace>``.
+
+    The runtime folder is the user's own (``$XDG_RUNTIME_DIR/hil`` or ``/tmp/hil-<uid>``:
+    :func:`~hil_bridge.core.runtime_dir.runtime_root`); nothing is made here.
 
     Args:
         namespace: the run's ROS namespace (``/team_a``); empty: none.
@@ -63,74 +70,190 @@ def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
     for token in tokens:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
             raise HilBringupError(f"namespace {namespace!r}: {token!r} is not a ROS name token")
-    return str(Path(LINK_ROOT, f"domain{int(domain)}", *tokens))
+    return str(Path(runtime_root(), f"domain{int(domain)}", *tokens))
+
+
+def prepare_link_folder(options: GraphOptions) -> Path:
+    """Make and check the run's link folder (``link_dir`` or :func:`run_link_dir`).
+
+    Refused as :func:`~hil_bridge.core.runtime_dir.private_dir` refuses it, when another
+    user could change it or a folder on its way.
+
+    Raises:
+        HilBringupError: naming the folder and what is wrong with it.
+    """
+    try:
+        return private_dir(options.link_folder)
+    except HilBridgeError as exc:
+        what = f"link_dir {options.link_dir}" if options.link_dir else "the run's link folder"
+        raise HilBringupError(f"{what}: {exc}") from None
 
 
 @dataclass(frozen=True)
 class GraphOptions:
-    """What a run is: robots, pace, world, behaviour, links (defaults: a demo run)."""
+    """What a run is: robots, pace, world, behaviour, links (defaults: a demo run).
 
-    robots: int = 1
-    #: Robots with a HIL chain of their own (MCU, signal bridge, control loop), robots
-    #: 0..hil_robots-1; the others follow ``robot_<i>/cmd_vel`` in the simulator.
-    hil_robots: int = 1
-    #: Grid spacing (m) of several robots around the world's start.
-    robot_spacing: float = 0.4
-    rtf: float = 1.0
-    #: A radio between the robots: the simulator's radio model, and on each HIL robot a
-    #: radio module on a link of its own to its MCU.
-    radio: bool = False
-    use_sim_time: bool = False
-    world: str = ""
-    behaviour: str = "boards"
-    checked: bool = False
-    #: A link fault proxy in front of both links.
-    faults: bool = False
-    #: With ``faults``: probability that a byte is lost, per link and direction.
-    fault_drop: float = 0.001
-    #: With ``faults``: probability that a byte gets one bit flipped.
-    fault_corrupt: float = 0.001
-    mcu: str = "virtual"
-    #: The simulator's physics backend (PHYSICS).
-    physics: str = "native"
-    seed: int = 0
-    #: Folder of the run's pty links; empty: :func:`run_link_dir` of this ROS domain.
-    link_dir: str = ""
-    command_port: str = ""
-    signal_port: str = ""
-    command_baud: int = 38400
-    signal_baud: int = 115200
-    record: str = ""
-    #: mcu = simavr: the firmware ELF to run; empty: robot_mcu built for this run's options.
-    firmware: str = ""
+    Each field is a run option declared once (:func:`hil_bringup.core.options.option`):
+    the launch arguments, the runners' command-line options, the scenario keys and the
+    pytest marker's keywords are made from these declarations.
+    """
+
+    robots: int = option(
+        1,
+        "Number of simulated robots (those past hil_robots follow robot_<i>/cmd_vel).",
+        minimum=1,
+        maximum=1000,
+        reaches=("sim.robots",),
+    )
+    hil_robots: int = option(
+        1,
+        "Robots 0..hil_robots-1 each get an MCU, signal bridge and control loop in robot_<i>/.",
+        minimum=1,
+        maximum=1000,
+        reaches=("sim.hil_robots",),
+    )
+    robot_spacing: float = option(
+        0.4,
+        "Grid spacing (m) of several robots around the world's start.",
+        minimum=0.0,
+        maximum=10.0,
+        unit="m",
+        reaches=("sim.robot_spacing",),
+    )
+    rtf: float = option(
+        1.0,
+        "Real-time factor of the simulation; 0 = as fast as possible. The one-process runner "
+        "then steps every part in lockstep (a run repeats exactly); under ros2 launch only the "
+        "simulator runs fast and the other processes follow /clock.",
+        minimum=0.0,
+        maximum=1000.0,
+        reaches=("sim.rtf",),
+        surfaces=("launch", "cli"),
+    )
+    radio: bool = option(
+        False,
+        "A radio between the robots: the simulator's radio model and a radio module on each HIL robot.",
+        reaches=("sim.radio",),
+    )
+    use_sim_time: bool = option(
+        False,
+        "Nodes take their time from /clock published by the simulator.",
+        surfaces=("launch",),
+    )
+    world: str = option(
+        "",
+        "World YAML file, or the name of one of hil_sim's worlds (demo, empty, swarm); empty: demo.",
+        reaches=("sim.world",),
+    )
+    behaviour: str = option(
+        "boards",
+        "Behaviour the control loop starts in: manual (drive it on cmd_vel), boards, light or swarm.",
+        choices=BEHAVIOURS,
+        aliases={"": "manual"},
+        reaches=("control_loop.behaviour",),
+    )
+    checked: bool = option(
+        False,
+        "Checked mode (sequence number + CRC-16) on both links.",
+        reaches=(
+            "virtual_mcu.checked",
+            "simavr_mcu.checked",
+            "signal_bridge.checked",
+            "control_loop.checked",
+            "radio_module.checked",
+        ),
+    )
+    faults: bool = option(
+        False,
+        "Put a link fault proxy (drops, corruption, baud timing) on both links, command and signal.",
+        surfaces=("launch", "cli", "marker"),
+    )
+    fault_drop: float = option(
+        0.001,
+        "faults: probability that a byte is lost, on each link and direction.",
+        minimum=0.0,
+        maximum=1.0,
+        surfaces=("launch", "cli", "marker"),
+    )
+    fault_corrupt: float = option(
+        0.001,
+        "faults: probability that a byte gets one bit flipped, on each link and direction.",
+        minimum=0.0,
+        maximum=1.0,
+        surfaces=("launch", "cli", "marker"),
+    )
+    mcu: str = option(
+        "virtual",
+        "The MCU under test: virtual (Python), simavr (the compiled firmware in the AVR emulator), "
+        "or serial (a real board on command_port; hardware.launch.py).",
+        choices=MCU_KINDS,
+    )
+    physics: str = option(
+        "native",
+        "Physics backend of the simulator: native (2-D numpy engine) or mujoco (MuJoCo: the robot "
+        "from its URDF, boards that topple).",
+        choices=PHYSICS,
+        reaches=("sim.physics",),
+    )
+    seed: int = option(
+        0,
+        "Seed of the sensor noise and the link faults (identical runs for identical seeds).",
+        minimum=0,
+        maximum=2**31 - 1,
+        reaches=("sim.seed",),
+    )
+    link_dir: str = option(
+        "",
+        "Folder of the run's pty links (simulated MCU, fault proxies); empty: the ROS domain's "
+        "folder (launch, hil_side) or a private one (hil_sim_runner).",
+        surfaces=("launch", "cli"),
+    )
+    command_port: str = option(
+        "",
+        "Serial device of the MCU's command link (mcu serial); empty: the simulated MCU's pty.",
+        surfaces=("launch",),
+    )
+    signal_port: str = option(
+        "",
+        "Serial device of the bridge board's signal link; empty: the simulated MCU's pty.",
+        surfaces=("launch",),
+    )
+    command_baud: int = option(
+        38400,
+        "Baud rate of the command link (the MCU's UART).",
+        minimum=300,
+        maximum=2_000_000,
+        surfaces=(),
+    )
+    signal_baud: int = option(
+        115200,
+        "Baud rate of the signal link (the bridge board's UART).",
+        minimum=300,
+        maximum=2_000_000,
+        surfaces=(),
+    )
+    record: str = option(
+        "",
+        "Record every topic and the raw wire traffic to this rosbag2 (MCAP) path; empty: off.",
+        surfaces=("launch", "cli"),
+    )
+    firmware: str = option(
+        "",
+        "mcu simavr: the firmware ELF to run; empty: robot_mcu built (cached) for this run.",
+        reaches=("simavr_mcu.firmware",),
+    )
 
     def __post_init__(self) -> None:
-        if self.robots < 1:
-            raise HilBringupError(f"robots = {self.robots!r}: need at least one")
+        for name, opt in options_of(GraphOptions).items():
+            object.__setattr__(self, name, check(opt, getattr(self, name)))
         if not 1 <= self.hil_robots <= self.robots:
             raise HilBringupError(f"hil_robots = {self.hil_robots!r}: need 1..robots ({self.robots})")
         if self.hil_robots > 1 and (self.command_port or self.signal_port or self.mcu == "serial"):
             raise HilBringupError(
                 f"hil_robots = {self.hil_robots}: command_port/signal_port and mcu = serial are for one robot"
             )
-        if not (math.isfinite(self.rtf) and self.rtf >= 0):
-            raise HilBringupError(f"rtf = {self.rtf!r} must be a finite number >= 0 (0: as fast as possible)")
-        if not (math.isfinite(self.robot_spacing) and 0.0 <= self.robot_spacing <= 10.0):
-            raise HilBringupError(f"robot_spacing = {self.robot_spacing!r} must be 0..10 m")
-        if self.mcu not in MCU_KINDS:
-            raise HilBringupError(f"mcu = {self.mcu!r} is not one of {', '.join(MCU_KINDS)}")
-        if self.physics not in PHYSICS:
-            raise HilBringupError(f"physics = {self.physics!r} is not one of {', '.join(PHYSICS)}")
-        if self.behaviour not in BEHAVIOURS:
-            raise HilBringupError(
-                f"behaviour = {self.behaviour!r} is not one of boards, light, swarm or empty"
-            )
         if self.mcu == "serial" and not (self.command_port and self.signal_port):
             raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
-        for name in ("fault_drop", "fault_corrupt"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
-                raise HilBringupError(f"{name} = {value!r} is not a probability in [0, 1]")
 
     @property
     def link_folder(self) -> str:
@@ -178,6 +301,24 @@ class GraphOptions:
     def namespace(self) -> str:
         """The namespace of robot 0's HIL chain: robot_0 when there are several robots."""
         return self.robot_namespace(0)
+
+
+#: Launch arguments beside the run options: name -> (default, description, choices or None).
+LAUNCH_EXTRA: dict[str, tuple[str, str, list[str] | None]] = {
+    "rviz": ("false", "Start rviz2 with hil_bringup's configuration.", ["true", "false"]),
+}
+
+
+def launch_arguments() -> dict[str, tuple[str, str, list[str] | None]]:
+    """Every launch argument of the launch files: the run options launch takes, then :data:`LAUNCH_EXTRA`.
+
+    ``name -> (default text, description, choices or None)``.
+    """
+    found = {
+        name: (opt.launch_default(), opt.spec.description, opt.text_choices())
+        for name, opt in on(GraphOptions, "launch").items()
+    }
+    return {**found, **LAUNCH_EXTRA}
 
 
 @dataclass(frozen=True)
@@ -275,29 +416,24 @@ def _spec(
     return NodeSpec(package, executable, node, module, namespace, parameters)
 
 
+def reached(options: GraphOptions, node: str) -> dict[str, Any]:
+    """The parameters of ``node`` that options pass on unchanged (their declared ``reaches``)."""
+    found = {}
+    for name, opt in options_of(GraphOptions).items():
+        for target in opt.spec.reaches:
+            target_node, parameter = target.split(".", 1)
+            if target_node == node:
+                found[parameter] = getattr(options, name)
+    return found
+
+
 def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     """The nodes and helper processes of a run: the simulator, then each HIL robot's chain.
 
     A chain (MCU first: it creates the ptys the others open) is in its robot's
     namespace with links of its own (:meth:`GraphOptions.links`).
     """
-    nodes = [
-        _spec(
-            "hil_sim",
-            "sim",
-            "sim",
-            "hil_sim.sim_node:SimNode",
-            "",
-            robots=options.robots,
-            hil_robots=options.hil_robots,
-            robot_spacing=options.robot_spacing,
-            radio=options.radio,
-            rtf=options.rtf,
-            world=options.world,
-            seed=options.seed,
-            physics=options.physics,
-        ),
-    ]
+    nodes = [_spec("hil_sim", "sim", "sim", "hil_sim.sim_node:SimNode", "", **reached(options, "sim"))]
     for robot in range(options.hil_robots):
         nodes += chain(options, robot)
     # The simulator is the clock: it stamps with simulated time itself, and following its
@@ -356,7 +492,7 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             "virtual_mcu": "virtual_mcu_node:VirtualMcuNode",
             "simavr_mcu": "simavr_mcu_node:SimavrMcuNode",
         }
-        extra: dict[str, Any] = {"firmware": options.firmware} if mcu == "simavr_mcu" else {}
+        extra = reached(options, mcu)
         if options.radio:
             extra["radio_port"] = links.radio
         nodes.append(
@@ -368,7 +504,6 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
                 ns,
                 command_port=links.command,
                 signal_port=links.signal,
-                checked=options.checked,
                 **extra,
             )
         )
@@ -381,7 +516,7 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             ns,
             port=links.bridge_port,
             baud=options.signal_baud,
-            checked=options.checked,
+            **reached(options, "signal_bridge"),
         ),
         _spec(
             "robot_control",
@@ -391,9 +526,8 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             ns,
             port=links.loop_port,
             baud=options.command_baud,
-            checked=options.checked,
-            behaviour=options.behaviour,
             robot_id=robot,
+            **reached(options, "control_loop"),
         ),
         NodeSpec(
             "hil_bringup",
@@ -413,7 +547,7 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
                 "hil_bridge.radio_module_node:RadioModuleNode",
                 ns,
                 port=links.radio,
-                checked=options.checked,
+                **reached(options, "radio_module"),
             )
         )
     return [replace(n, robot=robot) for n in nodes]

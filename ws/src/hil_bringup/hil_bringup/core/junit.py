@@ -1,9 +1,11 @@
 """JUnit XML of scenario runs, for CI servers (Jenkins, GitLab, GitHub test reporters).
 
 One ``<testsuite>`` per scenario, one ``<testcase>`` per assertion (and per timeline
-goto); a failed assertion is a ``<failure>``, a scenario that could not run at all
-is one ``<error>`` case. The common subset of the Ant JUnit schema that every reader
-takes: ``testsuites/testsuite[@name,@tests,@failures,@errors,@time]/testcase[@classname,@name,@time]``.
+goto); a failed assertion is a ``<failure>``, an assertion the run did not reach the
+end of (it could not start, failed or was stopped) an ``<error>``. Each case names
+the simulated span its verdict covers in its text and as the property ``span_s``.
+The common subset of the Ant JUnit schema that every reader takes:
+``testsuites/testsuite[@name,@tests,@failures,@errors,@time]/testcase[@classname,@name,@time]``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,20 @@ class CaseResult:
     detail: str = ""
     #: The case could not be judged because the run failed (an error, not a failure).
     error: bool = False
+    #: The simulated interval (s) its verdict covers; None: nothing of what it needs.
+    span: tuple[float, float] | None = None
+
+    @property
+    def verdict(self) -> str:
+        """``PASS``, ``FAIL`` or ``ERROR``."""
+        return "PASS" if self.passed else ("ERROR" if self.error else "FAIL")
+
+    @property
+    def text(self) -> str:
+        """The detail and the span it covers."""
+        span = self.span
+        covered = "nothing simulated" if span is None else f"[{span[0]:.3f}, {span[1]:.3f}] s simulated"
+        return f"{self.detail} ({covered})"
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,11 @@ class SuiteResult:
     def passed(self) -> bool:
         """Every case passed."""
         return all(c.passed for c in self.cases)
+
+    @property
+    def verdict(self) -> str:
+        """``PASS``; ``ERROR`` if a case is one; else ``FAIL``."""
+        return "PASS" if self.passed else ("ERROR" if self.errors else "FAIL")
 
 
 def junit_xml(suites: Sequence[SuiteResult], *, name: str = "hil_scenario") -> str:
@@ -80,12 +101,14 @@ def junit_xml(suites: Sequence[SuiteResult], *, name: str = "hil_scenario") -> s
         for case in suite.cases:
             # The suite's time is the run's; cases are judged on the same run, not timed apart.
             testcase = ET.SubElement(element, "testcase", classname=suite.name, name=case.name, time="0")
+            span = "" if case.span is None else f"{case.span[0]:.3f} {case.span[1]:.3f}"
+            ET.SubElement(ET.SubElement(testcase, "properties"), "property", name="span_s", value=span)
             if case.error:
-                ET.SubElement(testcase, "error", message=case.detail).text = case.detail
+                ET.SubElement(testcase, "error", message=case.text).text = case.text
             elif not case.passed:
-                ET.SubElement(testcase, "failure", message=case.detail).text = case.detail
-            elif case.detail:
-                ET.SubElement(testcase, "system-out").text = case.detail
+                ET.SubElement(testcase, "failure", message=case.text).text = case.text
+            else:
+                ET.SubElement(testcase, "system-out").text = case.text
         if suite.system_out:
             ET.SubElement(element, "system-out").text = suite.system_out
     ET.indent(root)

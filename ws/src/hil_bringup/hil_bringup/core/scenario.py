@@ -4,15 +4,24 @@ A scenario file says what to run (world, start pose, MCU kind, firmware, behavio
 checked mode, seed, link faults), what a user does during the run (a timeline of
 ``cmd_vel`` segments, ``robotCommand`` texts, go-to runs and link faults) and what
 must hold (assertions). :func:`load_scenario` reads and checks it; every error names
-the file and the field (``demo.yaml: assertions[2].inside.x: ...``).
+the file and the field (``demo.yaml: assertions[2].inside.x: ...``). It refuses what a
+run would, with the run's own checks: the world file (:func:`hil_sim.core.world.load_world`),
+the start pose in it (:func:`hil_sim.core.world.start_problem`), the firmware's ELF
+header (:func:`hil_sim.core.simavr.check_firmware`), the graph's options
+(:class:`~hil_bringup.core.graph.GraphOptions`); and what would only show as a
+failed or vacuous verdict: telemetry lists and fields the schema
+(:func:`hil_bridge.core.defaults.telemetry_schema`) does not have, more boards down
+than the world has.
 :class:`Timeline` turns the inputs into actions in time order, and
 :meth:`Scenario.checks` makes the assertions' checks (:mod:`hil_bringup.core.checks`),
 which judge the run one observation per lockstep period. Nothing here runs a graph
 (``hil_scenario`` does, :mod:`hil_bringup.scenario_runner`).
 
-A run ends at ``duration`` or as soon as every check with a deadline has its verdict
-and the timeline is through; checks without one (``no_failsafe`` over the whole run,
-``rtt_below``) are then judged on the run so far.
+A run ends at ``duration``, or earlier once every check's verdict is settled, the
+timeline is through and no goto runs. A check over the whole run (``no_failsafe``
+or ``telemetry``/``state`` without ``during``, ``rtt_below``) is about
+``[0, duration]``: it settles early only by failing, so it holds the run to its
+duration. A check the run ended before the end of its window is an error.
 
 The format, with every assertion kind (times in simulated seconds)::
 
@@ -23,11 +32,12 @@ The format, with every assertion kind (times in simulated seconds)::
     mcu: virtual                    # virtual | simavr
     physics: native                 # native | mujoco
     firmware: ""                    # simavr: an ELF (default: robot_mcu built for the run)
-    behaviour: ""                   # "" (MANUAL) | boards | light
+    behaviour: manual               # manual (default) | boards | light | swarm
+    robots: 1                       # and the other run options (hil_robots, robot_spacing, radio)
     checked: false
     seed: 0
     faults: {drop: 0.0, corrupt: 0.0}   # fault proxies on both links from the start
-    duration: 10.0
+    duration: 10.0                  # simulated s, 0.1 .. 86400 (MAX_DURATION)
     timeline:
       - {at: 0.0, cmd_vel: {linear: 0.2, angular: 0.0, for: 3.0}}
       - {at: 3.0, command: STOP}
@@ -48,12 +58,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hil_bridge.core.config_file import load_yaml
-from hil_bridge.core.paths import share_dir
+from hil_bridge.core.defaults import telemetry_schema
 from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.checks import (
     BoardsDown,
@@ -68,27 +78,34 @@ from hil_bringup.core.checks import (
     window_text,
 )
 from hil_bringup.core.goto import GotoGoal
-from hil_bringup.core.graph import PHYSICS
+from hil_bringup.core.graph import GraphOptions
+from hil_bringup.core.options import judge, on
 from hil_bringup.errors import HilBringupError
+from hil_sim.core.build import default_world_path, world_path
+from hil_sim.core.simavr import check_firmware
+from hil_sim.core.world import Pose, WorldConfig, load_world, start_problem
+from hil_sim.errors import HilSimError
 
+#: The simulated MCUs a scenario runs (a real board needs hardware.launch.py).
 MCU_KINDS = ("virtual", "simavr")
-BEHAVIOURS = ("", "boards", "light")
 FAILSAFES = ("cmd_vel", "mcu", "station")
 FAULT_LINKS = ("command", "signal", "both")
 STATE_FIELDS = ("x", "y", "yaw", "v", "w")
 RTT_STATISTICS = ("last", "p50", "p99", "max")
 TASKS = ("boards", "light")
+#: Shortest and longest run (simulated s): a few loop frames; a day (about an hour of
+#: wall time in lockstep).
+MIN_DURATION = 0.1
+MAX_DURATION = 86400.0
+#: The run options a scenario file takes at its top level (GraphOptions declares them).
+RUN_KEYS = tuple(on(GraphOptions, "scenario"))
+#: Where a scenario runs something else than the option's own default when the key is absent.
+RUN_DEFAULTS: Mapping[str, Any] = {"behaviour": "manual"}
 _TOP_KEYS = (
     "name",
     "description",
-    "world",
+    *RUN_KEYS,
     "start",
-    "mcu",
-    "physics",
-    "firmware",
-    "behaviour",
-    "checked",
-    "seed",
     "faults",
     "duration",
     "timeline",
@@ -124,7 +141,14 @@ class _Fields:
                 f"(known: {', '.join(allowed)})"
             )
 
-    def number(self, key: str, default: float | None = None, *, minimum: float | None = None) -> float:
+    def number(
+        self,
+        key: str,
+        default: float | None = None,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+    ) -> float:
         value = self.data.get(key, default)
         if value is None:
             raise self.fail(key, "missing (a number is needed)")
@@ -132,6 +156,8 @@ class _Fields:
             raise self.fail(key, f"expected a finite number, got {value!r}")
         if minimum is not None and value < minimum:
             raise self.fail(key, f"{value!r} is below {minimum:g}")
+        if maximum is not None and value > maximum:
+            raise self.fail(key, f"{value!r} is above {maximum:g}")
         return float(value)
 
     def optional_number(self, key: str, *, minimum: float | None = None) -> float | None:
@@ -306,18 +332,43 @@ class Scenario:
     description: str = ""
     world: str = ""
     start: tuple[float, float, float] | None = None
-    mcu: str = "virtual"
-    physics: str = "native"
     firmware: str = ""
-    behaviour: str = ""
-    checked: bool = False
-    seed: int = 0
+    #: The run's other options (GraphOptions fields of RUN_KEYS: mcu, behaviour, seed...).
+    run: Mapping[str, Any] = field(default_factory=dict)
     #: (drop, corrupt) from the start, or None.
     faults: tuple[float, float] | None = None
     duration: float = 10.0
     events: tuple[Event, ...] = ()
     #: The assertions as read (kind, fields); :meth:`checks` makes fresh checks of them.
     assertions: tuple[tuple[str, Mapping[str, Any], str], ...] = ()
+
+    def _run(self, name: str) -> Any:
+        return self.run.get(name, RUN_DEFAULTS.get(name, getattr(GraphOptions, name)))
+
+    @property
+    def mcu(self) -> str:
+        """The simulated MCU (virtual or simavr)."""
+        return str(self._run("mcu"))
+
+    @property
+    def physics(self) -> str:
+        """The physics backend."""
+        return str(self._run("physics"))
+
+    @property
+    def behaviour(self) -> str:
+        """The behaviour the control loop starts in (manual: MANUAL)."""
+        return str(self._run("behaviour"))
+
+    @property
+    def checked(self) -> bool:
+        """Checked mode on both links."""
+        return bool(self._run("checked"))
+
+    @property
+    def seed(self) -> int:
+        """The run's seed."""
+        return int(self._run("seed"))
 
     @property
     def fault_proxies(self) -> bool:
@@ -327,6 +378,24 @@ class Scenario:
     def checks(self) -> list[Check]:
         """Fresh checks of the assertions, in file order."""
         return [_CHECKS[kind](_Fields(data, where, str(self.path))) for kind, data, where in self.assertions]
+
+
+def graph_options(scenario: Scenario) -> GraphOptions:
+    """The graph a scenario runs on (lockstep).
+
+    Raises:
+        HilBringupError: options the graph refuses.
+    """
+    drop, corrupt = scenario.faults or (0.0, 0.0)
+    return GraphOptions(
+        rtf=0.0,
+        **{**RUN_DEFAULTS, **scenario.run},
+        world=scenario.world,
+        firmware=scenario.firmware,
+        faults=scenario.fault_proxies,
+        fault_drop=drop,
+        fault_corrupt=corrupt,
+    )
 
 
 _EVENT_KINDS = ("cmd_vel", "command", "goto", "fault")
@@ -536,21 +605,15 @@ def resolve_world(value: str, *, base: Path, source: str) -> str:
     """
     if not value:
         return ""
-    if value.endswith((".yaml", ".yml")):
+    if value.endswith((".yaml", ".yml")) or "/" in value:
         path = Path(value) if Path(value).is_absolute() else base / value
         if not path.is_file():
             raise HilBringupError(f"{source}: world: no file {path}")
         return str(path)
     try:
-        worlds = share_dir("hil_sim") / "worlds"
-    except HilBridgeError as exc:
-        raise HilBringupError(f"{source}: world: {exc}") from exc
-    path = worlds / f"{value}.yaml"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in worlds.glob("*.yaml")))
-        raise HilBringupError(
-            f"{source}: world: {value!r} is not a world of hil_sim ({known}) nor a .yaml path"
-        )
+        path = world_path(value)
+    except (HilSimError, HilBridgeError) as exc:
+        raise HilBringupError(f"{source}: world: {exc}") from None
     return str(path)
 
 
@@ -575,8 +638,10 @@ def _events(top: _Fields, duration: float) -> tuple[Event, ...]:
     return tuple(events)
 
 
-def _assertions(top: _Fields, duration: float) -> tuple[tuple[str, Mapping[str, Any], str], ...]:
-    """The assertions as (kind, fields, where), each checked once and within the duration."""
+def _assertions(
+    top: _Fields, duration: float, world: tuple[str, WorldConfig]
+) -> tuple[tuple[str, Mapping[str, Any], str], ...]:
+    """The assertions as (kind, fields, where), each checked once, within the duration and the run."""
     assertions = top.data.get("assertions")
     if not isinstance(assertions, list) or not assertions:
         raise top.fail("assertions", f"expected a non-empty list, got {assertions!r}")
@@ -585,28 +650,99 @@ def _assertions(top: _Fields, duration: float) -> tuple[tuple[str, Mapping[str, 
         entry = _Fields(item, f"assertions[{index}]", top.source)
         kind = _one_kind(entry, tuple(_CHECKS))
         body = entry.sub(kind)
-        _CHECKS[kind](body)  # checked now, made fresh per run
+        check = _CHECKS[kind](body)  # checked now, made fresh per run
         deadline = _deadline(body)
         if deadline is not None and deadline > duration:
             raise HilBringupError(
                 f"{top.source}: assertions[{index}].{kind}: looks at {deadline:g} s, "
                 f"after the duration {duration:g} s"
             )
+        if isinstance(check, Bounded) and check.telemetry is not None:
+            _telemetry_known(body, *check.telemetry)
+        if isinstance(check, BoardsDown):
+            _boards_there(body, check.count, world)
         read.append((kind, body.data, body.where))
     return tuple(read)
 
 
+def _telemetry_known(body: _Fields, name: str, field_name: str) -> None:
+    """The telemetry list and field are in the schema the run's loop decodes with."""
+    try:
+        lists = telemetry_schema().lists
+    except HilBridgeError as exc:
+        raise HilBringupError(f"{body.source}: {body.where}: {exc}") from exc
+    if name not in lists:
+        raise body.fail("list", f"{name!r} is not a telemetry list (known: {', '.join(sorted(lists))})")
+    if field_name not in lists[name]:
+        raise body.fail("field", f"{field_name!r} is not a field of {name} (known: {', '.join(lists[name])})")
+
+
+def _boards_there(body: _Fields, count: int | None, world: tuple[str, WorldConfig]) -> None:
+    """The world has the boards (an MJCF world's are in its MJCF file: not counted here)."""
+    path, config = world
+    if config.mjcf:
+        return
+    boards = len(config.boards)
+    if count is None and boards == 0:
+        raise body.fail(
+            "count", f"missing, and the world {path} has no boards (all of none would pass at once)"
+        )
+    if count is not None and count > boards:
+        raise body.fail("count", f"{count} boards, but the world {path} has {boards}")
+
+
+def _run_options(top: _Fields) -> dict[str, Any]:
+    """The run options the file gives (RUN_KEYS), each checked as its declaration says.
+
+    ``world`` and ``firmware`` are paths, resolved against the file by their own readers.
+    """
+    found: dict[str, Any] = {}
+    for name, opt in on(GraphOptions, "scenario").items():
+        if name in ("world", "firmware") or name not in top.data:
+            continue
+        value, problem = judge(opt, top.data[name])
+        if problem is not None:
+            raise top.fail(name, problem)
+        found[name] = value
+    if found.get("mcu", "virtual") not in MCU_KINDS:
+        raise top.fail("mcu", f"{found['mcu']!r}: a scenario runs a simulated MCU ({', '.join(MCU_KINDS)})")
+    return found
+
+
 def _firmware(top: _Fields, mcu: str, base: Path) -> str:
-    """The firmware ELF's path (simavr only), or empty."""
+    """The firmware ELF's path (simavr only, an AVR program), or empty."""
     firmware = top.text("firmware", "")
     if not firmware:
         return ""
     if mcu != "simavr":
         raise top.fail("firmware", "is for mcu: simavr")
     elf = Path(firmware) if Path(firmware).is_absolute() else base / firmware
-    if not elf.is_file():
-        raise top.fail("firmware", f"no file {elf}")
-    return str(elf)
+    try:
+        return str(check_firmware(elf))
+    except HilSimError as exc:
+        raise top.fail("firmware", str(exc)) from None
+
+
+def _world(top: _Fields, base: Path) -> tuple[str, WorldConfig]:
+    """The world file the run loads (the simulator's default if none is named), loaded."""
+    path = resolve_world(top.text("world", ""), base=base, source=top.source)
+    try:
+        return path, load_world(path or default_world_path())
+    except (HilSimError, HilBridgeError) as exc:
+        raise top.fail("world", str(exc)) from None
+
+
+def _start(top: _Fields, world: tuple[str, WorldConfig]) -> tuple[float, float, float] | None:
+    """The start pose, if given, checked in the world as the world's own start is."""
+    if top.data.get("start") is None:
+        return None
+    pose = top.sub("start")
+    pose.only(("x", "y", "yaw"))
+    start = (pose.number("x", 0.0), pose.number("y", 0.0), pose.number("yaw", 0.0))
+    problem = start_problem(world[1], Pose(*start))
+    if problem is not None:
+        raise top.fail("start", f"{problem} in the world {world[0] or default_world_path()}")
+    return start
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -619,39 +755,35 @@ def load_scenario(path: str | Path) -> Scenario:
     source = str(path)
     top = _Fields(load_yaml(path, what="scenario", error=HilBringupError), "", source)
     top.only(_TOP_KEYS)
-    duration = top.number("duration", minimum=0.0)
-    if duration <= 0:
-        raise top.fail("duration", "must be positive (simulated seconds)")
-    start = None
-    if top.data.get("start") is not None:
-        pose = top.sub("start")
-        pose.only(("x", "y", "yaw"))
-        start = (pose.number("x", 0.0), pose.number("y", 0.0), pose.number("yaw", 0.0))
+    duration = top.number("duration", minimum=MIN_DURATION, maximum=MAX_DURATION)
+    world = _world(top, path.parent)
+    start = _start(top, world)
     faults = None
     if top.data.get("faults") is not None:
         spec = top.sub("faults")
         spec.only(("drop", "corrupt"))
         faults = (spec.probability("drop"), spec.probability("corrupt"))
     events = _events(top, duration)
-    assertions = _assertions(top, duration)
-    mcu = top.text("mcu", "virtual", choices=MCU_KINDS)
-    return Scenario(
+    assertions = _assertions(top, duration, world)
+    run = _run_options(top)
+    scenario = Scenario(
         name=top.text("name", path.stem),
         path=path,
         description=top.text("description", ""),
-        world=resolve_world(top.text("world", ""), base=path.parent, source=source),
+        world=world[0],
         start=start,
-        mcu=mcu,
-        physics=top.text("physics", "native", choices=PHYSICS),
-        firmware=_firmware(top, mcu, path.parent),
-        behaviour=top.text("behaviour", "", choices=BEHAVIOURS),
-        checked=top.boolean("checked", False),
-        seed=top.integer("seed", 0, minimum=0),
+        firmware=_firmware(top, str(run.get("mcu", GraphOptions.mcu)), path.parent),
+        run=run,
         faults=faults,
         duration=duration,
         events=events,
         assertions=assertions,
     )
+    try:
+        graph_options(scenario)
+    except HilBringupError as exc:
+        raise HilBringupError(f"{source}: {exc}") from None
+    return scenario
 
 
 def goto_label(goal: GotoGoal, at: float) -> str:

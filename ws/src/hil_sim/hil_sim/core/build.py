@@ -17,13 +17,39 @@ from hil_bridge.core.paths import share_dir
 from hil_sim.core.motor import DriverTable
 from hil_sim.core.sensors import PhotoresistorModel, SharpIrModel
 from hil_sim.core.simulation import Simulation
-from hil_sim.core.world import Pose, WorldConfig, load_world
+from hil_sim.core.world import Pose, WorldConfig, in_arena, load_world
 from hil_sim.errors import HilSimError
 
 
 def default_world_path() -> Path:
     """The demo world shipped with hil_sim."""
     return share_dir("hil_sim") / "worlds" / "demo.yaml"
+
+
+def world_names() -> list[str]:
+    """The names of hil_sim's worlds (``demo``, ``empty``, ``swarm``...)."""
+    return sorted(p.stem for p in (share_dir("hil_sim") / "worlds").glob("*.yaml"))
+
+
+def world_path(value: str | Path = "") -> Path:
+    """The world file ``value`` names.
+
+    Empty is the demo world, a bare name one of hil_sim's worlds (``empty``), anything
+    else (a ``.yaml`` or a path with a folder) a file.
+
+    Raises:
+        HilSimError: a name that is none of hil_sim's worlds (listing them).
+    """
+    text = str(value)
+    if not text:
+        return default_world_path()
+    if text.endswith((".yaml", ".yml")) or "/" in text:
+        return Path(text)
+    path = share_dir("hil_sim") / "worlds" / f"{text}.yaml"
+    if not path.is_file():
+        known = ", ".join(world_names())
+        raise HilSimError(f"{text!r} is not a world of hil_sim ({known}) nor a .yaml path")
+    return path
 
 
 def grid_starts(start: Pose, robots: int, spacing: float) -> list[Pose]:
@@ -55,14 +81,13 @@ def build_simulation(
         HilSimError: a world or device file is invalid (the message names it).
     """
     if not isinstance(world, WorldConfig):
-        world = load_world(world or default_world_path())
+        world = load_world(world_path(world or ""))
     library = library if library is not None else device_library()
     for name in ("sharp_ir", "photoresistor", "dc_motor"):
         if name not in library:
             raise HilSimError(f"device library has no {name!r} config (needed by the robot model)")
     starts = grid_starts(world.start, robots, spacing)
-    half_w, half_h = world.width / 2, world.height / 2
-    if any(abs(p.x) >= half_w or abs(p.y) >= half_h for p in starts):
+    if not all(in_arena(world, p.x, p.y) for p in starts):
         raise HilSimError(f"{robots} robots at spacing {spacing:g} m do not fit the {world.width:g} m arena")
     return Simulation(
         world,

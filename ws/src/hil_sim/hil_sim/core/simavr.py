@@ -1,21 +1,24 @@
 """The robot firmware in simavr: harness and firmware builds, pin coupling, the harness process.
 
-The MCU under test can be the compiled ``robot_mcu`` firmware running in simavr
-(ATmega328P, 16 MHz) instead of the Python virtual MCU. The emulator side is a small
-C program on libsimavr, ``firmware/simavr/hil_simavr`` (DESIGN.md "Firmware in the
-loop"); this module, which never imports rclpy:
+The MCU under test can be the compiled ``robot_mcu`` firmware (or any sketch)
+running in simavr instead of the Python virtual MCU, on a UNO, Nano (ATmega328P) or
+Mega 2560 (ATmega2560), all at 16 MHz (:mod:`hil_bridge.core.boards`). The emulator
+side is a small C program on libsimavr, ``firmware/simavr/build/hil_simavr``
+(DESIGN.md "Firmware in the loop"); this module, which never imports rclpy:
 
 * builds it (``make`` in ``firmware/simavr``, a no-op when up to date) and the
   firmware (``hil_bridge.core.avr_build``, cached by the hash of every source and
   option, so a run starts in a fraction of a second once built);
-* turns the signal layout (device set) and the robot's wiring (which MCU pin each
-  device signal is on: ``firmware/robot_mcu/wiring.yaml``, the same pins as
+* turns the signal layout (device set) and the robot's wiring (its board, and which
+  pin each device signal is on: ``firmware/robot_mcu/wiring.yaml``, the same pins as
   ``pins.h``) into the harness's coupling file;
 * runs the harness with the pty masters (command, signal, and the radio link's if
   the robot has one) passed as file descriptors, either on
   the wall clock (the harness paces itself and prints a stats line a second) or in
   lockstep (:meth:`SimavrProcess.run_to` advances the AVR to a cycle and returns when
-  its bytes are written).
+  its bytes are written); its stderr is read in the background, and simavr's own
+  warnings (``simavr: ...`` lines) are counted, handed to ``on_warning`` once each,
+  and added to the stats (``simavr_warnings``, ``simavr_last_warning``).
 
 The firmware folder is ``HIL_FIRMWARE`` if set, else ``firmware/`` of the source tree
 this package is in.
@@ -30,42 +33,51 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from hil_bridge.core.avr_build import BOARDS, build_sketch
+from hil_bridge.core.avr_build import build_sketch
+from hil_bridge.core.boards import BOARDS, Board
+from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.devices import Direction, Handler, PinMode, SignalType
+from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
-from hil_bridge.core.wiring import parse_pin
 from hil_bridge.errors import HilBridgeError
 from hil_sim.errors import HilSimError
 
 #: Environment variable naming the firmware sketchbook folder.
 FIRMWARE_ENV = "HIL_FIRMWARE"
-#: The robot MCU's clock (UNO and Nano).
+#: The robot MCU's clock (every board of hil_bridge.core.boards).
 FREQUENCY_HZ = 16_000_000
 #: ADC reference (AVCC) in millivolts and full scale.
 ADC_REFERENCE_MV = 5000.0
 ADC_MAX = 1023
-#: The HMC5883L's I2C address and the ATmega328P's TWI pins.
+#: The HMC5883L's I2C address (on the board's TWI pins).
 HMC5883L_ADDRESS = 0x1E
 #: The radio link's SC16IS750 I2C-to-UART bridge (emulated when a radio pty is given):
 #: 7-bit address, its UART's baud rate and FIFO depth (DESIGN.md "Firmware in the loop").
 SC16IS750_ADDRESS = 0x4D
 RADIO_BAUD = 115200
 RADIO_FIFO_BYTES = 64
-TWI_PINS = {"sda": 18, "scl": 19}
-#: ATmega328P pins driven by a timer's compare output (analogWrite).
-PWM_PINS = (3, 5, 6, 9, 10, 11)
 #: How long a lockstep step may take before the harness counts as hung.
 STEP_TIMEOUT_S = 60.0
 #: How long the harness gets to leave after SIGTERM before it is killed.
 STOP_TIMEOUT_S = 2.0
+#: Ultrasonic handler templates the harness models: the coupling kind and its pins.
+SONAR_KINDS = {"hc_sr04": ("echo", ("trigger", "echo")), "ping": ("ping", ("signal",))}
+#: simavr's own messages on the harness's stderr start with this.
+SIMAVR_PREFIX = "simavr: "
+#: Lines of the harness's stderr kept for failure messages; distinct warnings remembered.
+STDERR_LINES = 200
+MAX_DISTINCT_WARNINGS = 100
 
 _SOURCE_FIRMWARE = Path(__file__).resolve().parents[5] / "firmware"
 
@@ -83,6 +95,43 @@ def firmware_dir() -> Path:
             f"no firmware sketchbook at {folder} (set {FIRMWARE_ENV} to the folder holding robot_mcu/)"
         )
     return folder
+
+
+#: What an AVR program's ELF header holds (e_ident, e_type, e_machine).
+ELF_MAGIC = b"\x7fELF"
+ELFCLASS32, ELFDATA2LSB, ET_EXEC, EM_AVR = 1, 1, 2, 83
+#: Machines a firmware built for the wrong target is likely to be (e_machine: name).
+_MACHINES = {3: "x86", 40: "ARM", 62: "x86-64", 183: "AArch64", 243: "RISC-V", 94: "Xtensa (ESP32)"}
+
+
+def check_firmware(path: str | Path) -> Path:
+    """``path``, once its ELF header says it is an AVR program simavr can load.
+
+    The harness would otherwise fail only at the run's start, in its own words.
+
+    Raises:
+        HilSimError: no such file, unreadable, or not a 32-bit little-endian executable
+            ELF for the AVR (EM_AVR, 83); names the file and what it is instead.
+    """
+    elf = Path(path)
+    if not elf.exists():
+        raise HilSimError(f"firmware {elf}: no such file")
+    try:
+        with elf.open("rb") as file:
+            head = file.read(20)
+    except OSError as exc:
+        raise HilSimError(f"firmware {elf}: cannot read it: {exc.strerror or exc}") from exc
+    if len(head) < 20 or head[:4] != ELF_MAGIC:
+        raise HilSimError(f"firmware {elf}: not an ELF file (it begins {head[:4]!r})")
+    machine = int.from_bytes(head[18:20], "little" if head[5] == ELFDATA2LSB else "big")
+    if machine != EM_AVR:
+        name = _MACHINES.get(machine, "not AVR")
+        raise HilSimError(f"firmware {elf}: an ELF for machine {machine} ({name}), not AVR ({EM_AVR})")
+    if head[4] != ELFCLASS32 or head[5] != ELFDATA2LSB:
+        raise HilSimError(f"firmware {elf}: not a 32-bit little-endian ELF, as avr-gcc makes")
+    if int.from_bytes(head[16:18], "little") != ET_EXEC:
+        raise HilSimError(f"firmware {elf}: an ELF object, not a linked program (link it with avr-gcc)")
+    return elf
 
 
 def _say(progress: Callable[[str], None] | None) -> Callable[[str], None]:
@@ -104,7 +153,7 @@ def harness(*, progress: Callable[[str], None] | None = None) -> Path:
     )
     if result.returncode != 0:
         hint = "" if Path("/usr/include/simavr/sim_avr.h").is_file() else " (apt-get install libsimavr-dev)"
-        raise HilSimError(f"building {source / 'hil_simavr.c'} failed{hint}:\n{result.stderr.strip()}")
+        raise HilSimError(f"building the harness in {source} failed{hint}:\n{result.stderr.strip()}")
     if result.stdout.strip() or result.stderr.strip():
         _say(progress)(f"built {source / 'build' / 'hil_simavr'}")
     return source / "build" / "hil_simavr"
@@ -173,34 +222,42 @@ def _locked(path: Path) -> Iterator[None]:
 def build_firmware(
     options: FirmwareOptions,
     *,
+    sketch: Path | None = None,
+    strict: bool = True,
     build_root: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
-    """The ``robot_mcu`` ELF for ``options``, built unless a build of the same sources exists.
+    """The ELF of ``sketch`` for ``options``, built unless a build of the same sources exists.
 
     Args:
         options: board, checked mode, extra defines.
-        build_root: where builds are kept (default ``robot_mcu/build/simavr``).
+        sketch: the sketch folder (default ``robot_mcu``); it may use the sketchbook's
+            ``libraries``.
+        strict: a warning in the sketch or the sketchbook's libraries fails the build (our
+            own sketches build so).
+        build_root: where builds are kept (default ``build/simavr`` beside the sketch
+            folder: not inside it, as the builder copies the sketch folder into its build).
         progress: called with a line per build step.
 
     Raises:
         HilSimError: no toolchain or a compiler error (with its output).
     """
     firmware = firmware_dir()
-    sketch = firmware / "robot_mcu"
+    sketch = sketch or firmware / "robot_mcu"
     defines = options.all_defines
     key = _source_hash(
-        [sketch, firmware / "libraries"], json.dumps([options.board, sorted(defines.items())], default=str)
+        [sketch, firmware / "libraries"],
+        json.dumps([options.board, sorted(defines.items()), strict], default=str),
     )
-    root = build_root or sketch / "build" / "simavr"
-    elf = root / f"robot_mcu-{options.board}-{key}.elf"
+    root = build_root or sketch.parent / "build" / "simavr"
+    elf = root / f"{sketch.name}-{options.board}-{key}.elf"
     if elf.is_file():
         return elf
-    work = root / options.board
-    with _locked(root / f".{options.board}.lock"):
+    work = root / f"{sketch.name}-{options.board}"
+    with _locked(root / f".{sketch.name}-{options.board}.lock"):
         if elf.is_file():
             return elf
-        _say(progress)(f"building robot_mcu for simavr ({options.board}, {defines})")
+        _say(progress)(f"building {sketch.name} for simavr ({options.board}, {defines})")
         try:
             result = build_sketch(
                 sketch,
@@ -208,10 +265,11 @@ def build_firmware(
                 libraries=[firmware / "libraries"],
                 defines=defines,
                 board=options.board,
+                strict=strict,
                 progress=progress,
             )
         except HilBridgeError as exc:
-            raise HilSimError(f"robot_mcu: {exc}") from exc
+            raise HilSimError(f"{sketch.name}: {exc}") from exc
         temporary = elf.with_suffix(".tmp")
         shutil.copyfile(result.elf, temporary)
         temporary.replace(elf)
@@ -225,10 +283,16 @@ def build_firmware(
 class RobotWiring:
     """Which pin of the robot MCU each device signal (or handler pin) is on."""
 
+    #: The board (a key of :data:`hil_bridge.core.boards.BOARDS`).
     board: str
     #: ``device.signal`` or ``device.handler_pin`` -> ``"5"``, ``"A0"``... as written.
     pins: Mapping[str, str]
     source: str = ""
+
+    @property
+    def spec(self) -> Board:
+        """The board's pin table."""
+        return BOARDS[self.board]
 
 
 def default_wiring_path() -> Path:
@@ -255,12 +319,27 @@ def load_robot_wiring(path: str | Path = "") -> RobotWiring:
     return RobotWiring(board, {str(k): str(v).strip().upper() for k, v in data["pins"].items()}, str(where))
 
 
+def check_board(wiring: RobotWiring, board: str) -> None:
+    """Check that firmware built for ``board`` runs on the wiring's board (the same MCU).
+
+    Raises:
+        HilSimError: another MCU; names the wiring file.
+    """
+    if board not in BOARDS:
+        raise HilSimError(f"board {board!r}: expected one of {sorted(BOARDS)}")
+    if BOARDS[board].mcu != wiring.spec.mcu:
+        raise HilSimError(
+            f"{wiring.source}: board {wiring.board} ({wiring.spec.mcu}) is not the firmware's board"
+            f" {board} ({BOARDS[board].mcu})"
+        )
+
+
 def _digital(wiring: RobotWiring, key: str) -> int:
     where = f"{wiring.source}: pins.{key}"
     if key not in wiring.pins:
         raise HilSimError(f"{wiring.source}: no pin for {key}")
     try:
-        return parse_pin(wiring.pins[key], key=where)
+        return wiring.spec.parse_pin(wiring.pins[key], key=where)
     except HilBridgeError as exc:
         raise HilSimError(str(exc)) from exc
 
@@ -268,15 +347,10 @@ def _digital(wiring: RobotWiring, key: str) -> int:
 def _adc_channel(wiring: RobotWiring, key: str) -> int:
     if key not in wiring.pins:
         raise HilSimError(f"{wiring.source}: no pin for {key}")
-    pin = wiring.pins[key]
-    if len(pin) == 2 and pin[0] == "A" and pin[1] in "01234567":
-        channel = int(pin[1])
-        if channel >= 6 and wiring.board != "nano":
-            raise HilSimError(
-                f"{wiring.source}: pins.{key}: {pin} exists on the Nano, not the {wiring.board}"
-            )
-        return channel
-    raise HilSimError(f"{wiring.source}: pins.{key}: {pin!r} is not an analog input (A0..A7)")
+    try:
+        return wiring.spec.parse_analog(wiring.pins[key], key=f"{wiring.source}: pins.{key}")
+    except HilBridgeError as exc:
+        raise HilSimError(str(exc)) from exc
 
 
 def _units_to_mv(slot: SignalSlot) -> float:
@@ -301,9 +375,11 @@ def _input_line(slot: SignalSlot, wiring: RobotWiring) -> str:
     head = f"in {slot.id} {_number(spec.min)} {_number(spec.max)}"
     if spec.mode is not PinMode.PWM:
         return f"{head} level {pin}"
-    if pin not in PWM_PINS:
+    pwm_pins = wiring.spec.pwm_pins
+    if pin not in pwm_pins:
         raise HilSimError(
-            f"{wiring.source}: pins.{key}: pin {pin} has no PWM ({', '.join(map(str, PWM_PINS))})"
+            f"{wiring.source}: pins.{key}: pin {pin} has no PWM on the {wiring.board}"
+            f" ({', '.join(map(str, pwm_pins))})"
         )
     return f"{head} pwm {pin}"
 
@@ -316,13 +392,17 @@ def _output_line(slot: SignalSlot, wiring: RobotWiring, handler: Handler | None)
         if spec.mode in (PinMode.PWM, PinMode.ANALOG):
             return f"{head} adc {_adc_channel(wiring, key)} {_units_to_mv(slot)!r}"
         return f"{head} level {_digital(wiring, key)}"
-    if handler.template == "hc_sr04":
-        trigger = _digital(wiring, f"{slot.device}.trigger")
-        return f"{head} echo {trigger} {_digital(wiring, f'{slot.device}.echo')}"
+    if handler.template in SONAR_KINDS:
+        kind, names = SONAR_KINDS[handler.template]
+        pins = " ".join(str(_digital(wiring, f"{slot.device}.{name}")) for name in names)
+        return f"{head} {kind} {pins}"
     if handler.template == "hmc5883l":
-        for name, number in TWI_PINS.items():
+        board = wiring.spec
+        for name, number in {"sda": board.sda, "scl": board.scl}.items():
             if _digital(wiring, f"{slot.device}.{name}") != number:
-                raise HilSimError(f"{wiring.source}: pins.{slot.device}.{name} must be A{number - 14} (TWI)")
+                raise HilSimError(
+                    f"{wiring.source}: pins.{slot.device}.{name} must be {board.pin_name(number)} (TWI)"
+                )
         return f"{head} hmc5883l {HMC5883L_ADDRESS:#x}"
     raise HilSimError(f"{slot.device}: the simavr harness has no model of handler {handler.template!r}")
 
@@ -330,10 +410,12 @@ def _output_line(slot: SignalSlot, wiring: RobotWiring, handler: Handler | None)
 def coupling_text(layout: SignalLayout, wiring: RobotWiring, *, period: float = 0.005) -> str:
     """The harness's coupling file: every signal of ``layout`` in frame order, with its pins.
 
-    INPUT signals (MCU -> simulator) are measured on their pins: PWM mode from the
-    timer's compare output, the rest as levels. OUTPUT signals drive the MCU: the
-    HC-SR04 handler as an echo pulse, the HMC5883L handler on the TWI bus, analog
-    modes as ADC millivolts (unit V or ADC counts), digital modes as pin levels.
+    Pins are those of ``wiring.board``. INPUT signals (MCU -> simulator) are measured
+    on their pins: PWM mode as the duty of the timer output, the rest as levels.
+    OUTPUT signals drive the MCU: the ``hc_sr04`` handler (pins trigger, echo) and the
+    single-pin ``ping`` handler (pin signal) as echo pulses, the HMC5883L handler on
+    the TWI bus, analog modes as ADC millivolts (unit V or ADC counts), digital modes
+    as pin levels.
 
     Raises:
         HilSimError: a signal without a pin, a pin that cannot do the job, or a signal
@@ -359,6 +441,59 @@ def cycles(seconds: float) -> int:
     return round(seconds * FREQUENCY_HZ)
 
 
+class HarnessLog:
+    """The harness's stderr, read by a background thread until the harness closes it.
+
+    Lines starting with :data:`SIMAVR_PREFIX` are simavr's warnings: each is counted,
+    the last one kept, and each distinct one (up to :data:`MAX_DISTINCT_WARNINGS`)
+    handed to ``on_warning`` once. The last :data:`STDERR_LINES` lines are kept for
+    :meth:`tail`. Never blocks the caller; memory stays bounded.
+    """
+
+    def __init__(self, stream: IO[str], *, on_warning: Callable[[str], None] | None = None) -> None:
+        self._on_warning = on_warning
+        self._lines: deque[str] = deque(maxlen=STDERR_LINES)
+        self._distinct: set[str] = set()
+        self._lock = threading.Lock()
+        #: How many warnings simavr printed, and the last.
+        self.warnings = 0
+        self.last_warning = ""
+        self._thread = threading.Thread(
+            target=self._read, args=(stream,), name="hil-simavr-stderr", daemon=True
+        )
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while line := stream.readline(4096):
+                self._take(line.rstrip("\n"))
+
+    def _take(self, line: str) -> None:
+        new = False
+        with self._lock:
+            self._lines.append(line)
+            if line.startswith(SIMAVR_PREFIX):
+                text = line[len(SIMAVR_PREFIX) :].strip()
+                self.warnings += 1
+                self.last_warning = text
+                new = text not in self._distinct and len(self._distinct) < MAX_DISTINCT_WARNINGS
+                if new:
+                    self._distinct.add(text)
+        if new and self._on_warning is not None:
+            self._on_warning(text)
+
+    def counters(self) -> dict[str, Any]:
+        """``simavr_warnings`` and ``simavr_last_warning``, for the stats."""
+        with self._lock:
+            return {"simavr_warnings": self.warnings, "simavr_last_warning": self.last_warning}
+
+    def tail(self, *, wait: float = 0.0) -> str:
+        """The last lines (after waiting up to ``wait`` s for the harness to close its stderr)."""
+        self._thread.join(timeout=wait)
+        with self._lock:
+            return "\n".join(self._lines)[-2000:].strip()
+
+
 class SimavrProcess:
     """One run of the harness on its pty masters.
 
@@ -372,6 +507,9 @@ class SimavrProcess:
         checked: checked signal frames.
         lockstep: advance only on :meth:`run_to`; else paced to the wall clock.
         stats_period: wall seconds between stats lines (real time).
+        board: the board the firmware was built for (its MCU and pin table).
+        on_warning: called (from a background thread) with each distinct warning simavr
+            prints, once.
 
     Raises:
         HilSimError: the harness cannot start.
@@ -389,10 +527,14 @@ class SimavrProcess:
         lockstep: bool = False,
         stats_period: float = 1.0,
         executable: Path | None = None,
+        board: str = "nano",
+        on_warning: Callable[[str], None] | None = None,
     ) -> None:
+        if board not in BOARDS:
+            raise HilSimError(f"board {board!r}: expected one of {sorted(BOARDS)}")
         self.lockstep = lockstep
         self.cycle = 0
-        self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-"))
+        self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
         command = [
             str(executable or harness()),
@@ -404,6 +546,8 @@ class SimavrProcess:
             str(signal_fd),
             "--coupling",
             str(self._folder / "coupling.txt"),
+            "--board",
+            board,
             "--frequency",
             str(FREQUENCY_HZ),
             "--stats-period",
@@ -412,21 +556,27 @@ class SimavrProcess:
             *(["--checked"] if checked else []),
             *(["--lockstep"] if lockstep else []),
         ]
-        self._stderr: IO[str] = (self._folder / "stderr.txt").open("w+")
         try:
             self.process = subprocess.Popen(
                 command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self._stderr,
+                stderr=subprocess.PIPE,
                 text=True,
+                encoding="utf-8",
+                errors="replace",
                 bufsize=1,
                 pass_fds=(command_fd, signal_fd, *([radio_fd] if radio_fd is not None else [])),
                 start_new_session=True,  # a Ctrl-C reaches the node, which stops the harness
+                # and a killed node's harness stops too (it holds no more ptys anyone reads)
+                preexec_fn=die_with_parent(),  # noqa: PLW1509 - the child runs only prctl and getppid
             )
         except OSError as exc:
             self._cleanup()
             raise HilSimError(f"cannot start {command[0]}: {exc}") from exc
+        assert self.process.stderr is not None
+        #: The harness's stderr: simavr's warnings and the harness's errors.
+        self.log = HarnessLog(self.process.stderr, on_warning=on_warning)
 
     # --- lockstep -----------------------------------------------------------------------------
 
@@ -444,7 +594,7 @@ class SimavrProcess:
         self.cycle = int(reply.split()[1])
 
     def stats(self) -> dict[str, Any]:
-        """Lockstep: the harness's counters now."""
+        """Lockstep: the harness's counters now (simavr's warnings as far as read)."""
         return self._parse_stats(self._request("stats"))
 
     def _request(self, line: str) -> str:
@@ -471,31 +621,33 @@ class SimavrProcess:
         """Real time: the next stats line (blocks up to a stats period); None at exit."""
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
-        return self._parse_stats(line) if line else None
+        if not line:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=STOP_TIMEOUT_S)  # its output closed: it is on its way out
+            return None
+        return self._parse_stats(line)
 
-    @staticmethod
-    def _parse_stats(line: str) -> dict[str, Any]:
+    def _parse_stats(self, line: str) -> dict[str, Any]:
         try:
             stats: dict[str, Any] = json.loads(line)
         except json.JSONDecodeError as exc:
             raise HilSimError(f"hil_simavr printed {line!r}, not a stats line") from exc
-        return stats
+        return {**stats, **self.log.counters()}
 
     # --- both ---------------------------------------------------------------------------------
 
     def failure(self) -> str:
         """Why the harness ended: its exit status and the end of its error output."""
         status = self.process.poll()
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            tail = self._stderr.read()[-2000:].strip()
-        except ValueError:  # closed by stop()
-            tail = ""
-
+        # Once it has exited, its last lines are on their way through the pipe.
+        tail = self.log.tail(wait=STOP_TIMEOUT_S if status is not None else 0.0)
         if status is None:
             return "still running" + (f": {tail}" if tail else "")
-        return f"exit status {status}" + (f": {tail}" if tail else "")
+        how = f"exit status {status}"
+        if status < 0:
+            with contextlib.suppress(ValueError):
+                how = f"killed by {signal.Signals(-status).name}"
+        return how + (f": {tail}" if tail else "")
 
     @property
     def running(self) -> bool:
@@ -514,7 +666,8 @@ class SimavrProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
+        self.log.tail(wait=STOP_TIMEOUT_S)  # the reader ends at the pipe's end
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
@@ -528,6 +681,4 @@ class SimavrProcess:
         self.stop()
 
     def _cleanup(self) -> None:
-        with contextlib.suppress(OSError):
-            self._stderr.close()
         shutil.rmtree(self._folder, ignore_errors=True)

@@ -40,7 +40,7 @@ from hil_sim.core.sensors import (
     light_readings,
     ultrasonic_cm,
 )
-from hil_sim.core.world import Pose, WorldConfig
+from hil_sim.core.world import Pose, WorldConfig, in_arena
 from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
@@ -271,8 +271,7 @@ class Simulation:
         """
         if not 0 <= index < self.count:
             raise HilSimError(f"no robot {index}: there are {self.count}")
-        half_w, half_h = self.world.width / 2, self.world.height / 2
-        if not (abs(pose.x) < half_w and abs(pose.y) < half_h and math.isfinite(pose.yaw)):
+        if not (in_arena(self.world, pose.x, pose.y) and math.isfinite(pose.yaw)):
             raise HilSimError(f"pose ({pose.x:g}, {pose.y:g}, {pose.yaw:g}) is outside the arena")
         self.physics.teleport(index, pose)
         self.bumper_until[index] = -math.inf

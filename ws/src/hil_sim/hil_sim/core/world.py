@@ -27,8 +27,19 @@ tall. With ``mjcf`` (a path relative to the YAML) that MJCF file is the physical
 world instead of the walls, boxes and boards here, which must then be left out;
 ``arena``, ``start`` and ``light`` still come from the YAML.
 
-A bad file raises :class:`~hil_sim.errors.HilSimError` naming the file and the key;
-at most :data:`MAX_BOARDS` boards and :data:`MAX_BOXES` boxes.
+A bad file raises :class:`~hil_sim.errors.HilSimError` naming the file and the key.
+What a world may hold:
+
+* at most :data:`MAX_BOARDS` boards and :data:`MAX_BOXES` boxes;
+* numbers within sane ranges: an arena of :data:`ARENA_SIZE` m a side, lengths
+  (sizes, the ring's radius, the light's reference distance) of :data:`LENGTH` m,
+  masses of :data:`MASS` kg, a floor friction of :data:`FRICTION`, a push threshold
+  of :data:`PUSH_THRESHOLD` m/s, yaws within :data:`MAX_YAW` rad either way;
+* every box and board wholly inside the arena; no board overlapping another board
+  or a box (boxes may overlap each other: they make walls of any shape);
+* the start and the light inside the arena, and :data:`START_CLEARANCE` m clear
+  around the start (walls, boxes, boards): the robot's body stands there
+  (:func:`start_problem`, which a scenario's own start goes through too).
 """
 
 from __future__ import annotations
@@ -52,6 +63,21 @@ Array = npt.NDArray[np.float64]
 #: ``count`` is otherwise only bounded by memory.
 MAX_BOARDS = 1000
 MAX_BOXES = 1000
+#: Smallest and largest side of the arena (m): the robot (0.18 m across) must fit; a
+#: kilometre is beyond any floor, and keeps the geometry's arithmetic well conditioned.
+ARENA_SIZE = (0.5, 1000.0)
+#: Sizes of boxes and boards, the ring's radius, the light's reference distance (m):
+#: from a millimetre (a segment shorter than that makes the contact maths degenerate).
+LENGTH = (0.001, 1000.0)
+#: Board masses (kg) and the floor's sliding friction coefficient.
+MASS = (0.001, 100.0)
+FRICTION = (0.001, 10.0)
+#: Speed toward a board (m/s) above which it falls; the robot drives at most 0.6 m/s.
+PUSH_THRESHOLD = (0.001, 10.0)
+#: Largest yaw (rad) either way: a full turn; beyond it is a typing mistake (or degrees).
+MAX_YAW = 2 * math.pi
+#: Free radius (m) around the start: the demo robot's body (0.09 m) and a centimetre.
+START_CLEARANCE = 0.1
 
 
 #: Heights (m) of the arena walls and of boxes, for 3-D engines and pictures.
@@ -161,6 +187,111 @@ def rectangle_corners(
         (x + c * da - s * dc, y + s * da + c * dc)
         for da, dc in ((half_a, half_c), (-half_a, half_c), (-half_a, -half_c), (half_a, -half_c))
     ]
+
+
+def in_arena(world: WorldConfig, x: float, y: float, *, margin: float = 0.0) -> bool:
+    """(x, y) is inside the arena's walls, at least ``margin`` from them (NaN is not)."""
+    return abs(x) < world.width / 2 - margin and abs(y) < world.height / 2 - margin
+
+
+@dataclass(frozen=True)
+class _Rectangle:
+    """A footprint: centre, half sizes along and across, yaw of the ``along`` axis."""
+
+    x: float
+    y: float
+    half_along: float
+    half_across: float
+    yaw: float
+
+    def distance(self, px: float, py: float) -> float:
+        """From (px, py) to the footprint (0 inside)."""
+        c, s = math.cos(self.yaw), math.sin(self.yaw)
+        dx, dy = px - self.x, py - self.y
+        along, across = abs(c * dx + s * dy) - self.half_along, abs(-s * dx + c * dy) - self.half_across
+        return math.hypot(max(along, 0.0), max(across, 0.0))
+
+    def corners(self) -> list[tuple[float, float]]:
+        """The four corners."""
+        return rectangle_corners(self.x, self.y, 2 * self.half_along, 2 * self.half_across, self.yaw)
+
+    @property
+    def radius(self) -> float:
+        """Of the circle around it."""
+        return math.hypot(self.half_along, self.half_across)
+
+    def overlaps(self, other: _Rectangle) -> bool:
+        """The two share more than an edge (no separating axis among the four sides')."""
+        mine, theirs = np.array(self.corners()), np.array(other.corners())
+        for yaw in (self.yaw, self.yaw + math.pi / 2, other.yaw, other.yaw + math.pi / 2):
+            axis = np.array([math.cos(yaw), math.sin(yaw)])
+            a, b = mine @ axis, theirs @ axis
+            if min(a.max(), b.max()) - max(a.min(), b.min()) <= 1e-9:
+                return False
+        return True
+
+
+def _box_footprint(box: Box) -> _Rectangle:
+    return _Rectangle(box.x, box.y, box.width / 2, box.depth / 2, box.yaw)
+
+
+def _board_footprint(board: Board) -> _Rectangle:
+    # The broad face points along yaw, so the board is thin along it.
+    return _Rectangle(board.x, board.y, board.thickness / 2, board.width / 2, board.yaw)
+
+
+def start_problem(world: WorldConfig, pose: Pose) -> str | None:
+    """Why a robot cannot start at ``pose`` in ``world``; None if it can.
+
+    It cannot outside the arena, within :data:`START_CLEARANCE` of a wall, a box or a
+    board, or with a yaw beyond :data:`MAX_YAW`. Checks the world's own start when it
+    loads, and a scenario's start in its world.
+    """
+    if not (math.isfinite(pose.yaw) and abs(pose.yaw) <= MAX_YAW):
+        return f"yaw {pose.yaw!r:.40} is outside -{MAX_YAW:.4g}..{MAX_YAW:.4g} rad"
+    where = f"({pose.x:g}, {pose.y:g})"
+    if not in_arena(world, pose.x, pose.y):
+        return f"{where} is outside the {world.width:g} m x {world.height:g} m arena"
+    if not in_arena(world, pose.x, pose.y, margin=START_CLEARANCE):
+        return f"{where} is within {START_CLEARANCE:g} m of the arena's wall (the robot stands there)"
+    things = [(f"box {i}", _box_footprint(b)) for i, b in enumerate(world.boxes)]
+    things += [(f"board {i}", _board_footprint(b)) for i, b in enumerate(world.boards)]
+    for name, footprint in things:
+        if footprint.distance(pose.x, pose.y) < START_CLEARANCE:
+            return (
+                f"{where} is within {START_CLEARANCE:g} m of {name} at ({footprint.x:g}, {footprint.y:g}) "
+                "(the robot stands there)"
+            )
+    return None
+
+
+def _check_layout(world: WorldConfig, *, source: str, box_names: list[str], board_names: list[str]) -> None:
+    """Every box and board inside the arena, no board on another or on a box.
+
+    Raises:
+        HilSimError: ``<source>: <the object's key>: ...``.
+    """
+    boxes = [_box_footprint(b) for b in world.boxes]
+    boards = [_board_footprint(b) for b in world.boards]
+    half = np.array([world.width / 2, world.height / 2]) + 1e-9
+    for name, footprint in zip([*box_names, *board_names], [*boxes, *boards], strict=True):
+        if np.any(np.abs(np.array(footprint.corners())) > half):
+            raise HilSimError(
+                f"{source}: {name}: at ({footprint.x:g}, {footprint.y:g}) it reaches outside "
+                f"the {world.width:g} m x {world.height:g} m arena"
+            )
+    if not boards:
+        return
+    # Pairs whose circles meet (numpy, all at once), then the exact test on those few.
+    others = boards + boxes
+    centres = np.array([[r.x, r.y] for r in others])
+    radii = np.array([r.radius for r in others])
+    gaps = np.hypot(*(centres[: len(boards), None, :] - centres[None, :, :]).transpose(2, 0, 1))
+    near = gaps < radii[: len(boards), None] + radii[None, :]
+    for i, j in zip(*np.nonzero(near), strict=True):
+        if j > i and boards[i].overlaps(others[j]):
+            other = (board_names + box_names)[j]
+            raise HilSimError(f"{source}: {board_names[i]}: overlaps {other}")
 
 
 class _Solid(NamedTuple):
@@ -273,7 +404,14 @@ class WorldGeometry:
 
 
 def _number(
-    data: dict[str, Any], key: str, where: str, *, default: float | None = None, positive: bool = False
+    data: dict[str, Any],
+    key: str,
+    where: str,
+    *,
+    default: float | None = None,
+    positive: bool = False,
+    within: tuple[float, float] | None = None,
+    unit: str = "m",
 ) -> float:
     if key not in data:
         if default is None:
@@ -288,7 +426,14 @@ def _number(
         raise HilSimError(f"{where}.{key}: {value!r:.40} is not a finite number")
     if positive and number <= 0:
         raise HilSimError(f"{where}.{key}: {value!r} must be greater than 0")
+    if within is not None and not within[0] <= number <= within[1]:
+        units = f" {unit}" if unit else ""
+        raise HilSimError(f"{where}.{key}: {value!r} is outside {within[0]:g}..{within[1]:g}{units}")
     return number
+
+
+def _yaw(data: dict[str, Any], where: str) -> float:
+    return _number(data, "yaw", where, default=0.0, within=(-MAX_YAW, MAX_YAW), unit="rad")
 
 
 def _mapping(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
@@ -307,7 +452,9 @@ def _mapping(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
 def _physical(top: dict[str, Any], source: str, *, has_objects: bool) -> tuple[float, str]:
     """What only a 3-D engine reads: the floor's friction and an MJCF world file."""
     floor = _mapping(top.get("floor"), f"{source}: floor", {"friction"})
-    friction = _number(floor, "friction", f"{source}: floor", default=1.0, positive=True)
+    friction = _number(
+        floor, "friction", f"{source}: floor", default=1.0, positive=True, within=FRICTION, unit=""
+    )
     mjcf = top.get("mjcf") or ""
     if not isinstance(mjcf, str):
         raise HilSimError(f"{source}: mjcf: {mjcf!r:.40} is not a file name")
@@ -316,25 +463,22 @@ def _physical(top: dict[str, Any], source: str, *, has_objects: bool) -> tuple[f
     return friction, str(Path(source).parent / mjcf) if mjcf else ""
 
 
-def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
-    """Validate a world description (see the module docstring).
+def _board(item: dict[str, Any], where: str, *, position: bool) -> dict[str, float]:
+    """A board's (or the ring's) size and mass, and its position if ``position``."""
+    values = {
+        "width": _number(item, "width", where, default=0.1, positive=True, within=LENGTH),
+        "thickness": _number(item, "thickness", where, default=0.02, positive=True, within=LENGTH),
+        "height": _number(item, "height", where, default=0.3, positive=True, within=LENGTH),
+        "mass": _number(item, "mass", where, default=0.2, positive=True, within=MASS, unit="kg"),
+    }
+    if position:
+        values.update(x=_number(item, "x", where), y=_number(item, "y", where), yaw=_yaw(item, where))
+    return values
 
-    Raises:
-        HilSimError: naming ``source`` and the bad key, e.g. ``world.yaml: boards.ring.count``.
-    """
-    top = _mapping(data, source, {"arena", "start", "light", "boxes", "boards", "floor", "mjcf"})
-    arena = _mapping(top.get("arena"), f"{source}: arena", {"width", "height"})
-    width = _number(arena, "width", f"{source}: arena", default=4.0, positive=True)
-    height = _number(arena, "height", f"{source}: arena", default=4.0, positive=True)
-    start_data = _mapping(top.get("start"), f"{source}: start", {"x", "y", "yaw"})
-    start = Pose(*(_number(start_data, k, f"{source}: start", default=0.0) for k in ("x", "y", "yaw")))
-    light_data = _mapping(top.get("light"), f"{source}: light", {"x", "y", "reference_distance"})
-    light = Light(
-        _number(light_data, "x", f"{source}: light", default=1.5),
-        _number(light_data, "y", f"{source}: light", default=1.5),
-        _number(light_data, "reference_distance", f"{source}: light", default=0.5, positive=True),
-    )
-    boxes_data = top.get("boxes") or []
+
+def _boxes(data: Any, source: str) -> list[Box]:
+    """The ``boxes`` list."""
+    boxes_data = data or []
     if not isinstance(boxes_data, list):
         raise HilSimError(f"{source}: boxes: expected a list")
     if len(boxes_data) > MAX_BOXES:
@@ -347,14 +491,18 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
             Box(
                 _number(item, "x", where),
                 _number(item, "y", where),
-                _number(item, "width", where, positive=True),
-                _number(item, "depth", where, positive=True),
-                _number(item, "yaw", where, default=0.0),
+                _number(item, "width", where, positive=True, within=LENGTH),
+                _number(item, "depth", where, positive=True, within=LENGTH),
+                _yaw(item, where),
             )
         )
-    board_data = _mapping(top.get("boards"), f"{source}: boards", {"push_threshold", "ring", "items"})
-    threshold = _number(board_data, "push_threshold", f"{source}: boards", default=0.05, positive=True)
+    return boxes
+
+
+def _boards(board_data: dict[str, Any], source: str, *, centre: Pose) -> tuple[list[Board], list[str]]:
+    """The ring's boards (around ``centre``), then the items; and each one's key for errors."""
     boards: list[Board] = []
+    board_names: list[str] = []
     if board_data.get("ring") is not None:
         where = f"{source}: boards.ring"
         ring = _mapping(
@@ -365,15 +513,9 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
             raise HilSimError(f"{where}.count: {count!r:.40} is not a positive integer")
         if count > MAX_BOARDS:
             raise HilSimError(f"{where}.count: {count} boards, at most {MAX_BOARDS}")
-        boards += ring_of_boards(
-            count,
-            _number(ring, "radius", where, positive=True),
-            centre=start,
-            width=_number(ring, "width", where, default=0.1, positive=True),
-            thickness=_number(ring, "thickness", where, default=0.02, positive=True),
-            height=_number(ring, "height", where, default=0.3, positive=True),
-            mass=_number(ring, "mass", where, default=0.2, positive=True),
-        )
+        radius = _number(ring, "radius", where, positive=True, within=LENGTH)
+        boards += ring_of_boards(count, radius, centre=centre, **_board(ring, where, position=False))
+        board_names += [f"boards.ring (board {k} of {count})" for k in range(count)]
     items = board_data.get("items") or []
     if not isinstance(items, list):
         raise HilSimError(f"{source}: boards.items: expected a list")
@@ -384,24 +526,60 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
     for index, raw in enumerate(items):
         where = f"{source}: boards.items[{index}]"
         item = _mapping(raw, where, {"x", "y", "yaw", "width", "thickness", "height", "mass"})
-        boards.append(
-            Board(
-                _number(item, "x", where),
-                _number(item, "y", where),
-                _number(item, "yaw", where, default=0.0),
-                _number(item, "width", where, default=0.1, positive=True),
-                _number(item, "thickness", where, default=0.02, positive=True),
-                _number(item, "height", where, default=0.3, positive=True),
-                _number(item, "mass", where, default=0.2, positive=True),
-            )
-        )
+        boards.append(Board(**_board(item, where, position=True)))
+        board_names.append(f"boards.items[{index}]")
+    return boards, board_names
+
+
+def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
+    """Validate a world description (see the module docstring).
+
+    Raises:
+        HilSimError: naming ``source`` and the bad key, e.g. ``world.yaml: boards.ring.count``.
+    """
+    top = _mapping(data, source, {"arena", "start", "light", "boxes", "boards", "floor", "mjcf"})
+    arena = _mapping(top.get("arena"), f"{source}: arena", {"width", "height"})
+    width = _number(arena, "width", f"{source}: arena", default=4.0, positive=True, within=ARENA_SIZE)
+    height = _number(arena, "height", f"{source}: arena", default=4.0, positive=True, within=ARENA_SIZE)
+    start_data = _mapping(top.get("start"), f"{source}: start", {"x", "y", "yaw"})
+    start = Pose(
+        _number(start_data, "x", f"{source}: start", default=0.0),
+        _number(start_data, "y", f"{source}: start", default=0.0),
+        _yaw(start_data, f"{source}: start"),
+    )
+    light_data = _mapping(top.get("light"), f"{source}: light", {"x", "y", "reference_distance"})
+    light = Light(
+        _number(light_data, "x", f"{source}: light", default=1.5),
+        _number(light_data, "y", f"{source}: light", default=1.5),
+        _number(
+            light_data, "reference_distance", f"{source}: light", default=0.5, positive=True, within=LENGTH
+        ),
+    )
+    boxes = _boxes(top.get("boxes"), source)
+    board_data = _mapping(top.get("boards"), f"{source}: boards", {"push_threshold", "ring", "items"})
+    threshold = _number(
+        board_data,
+        "push_threshold",
+        f"{source}: boards",
+        default=0.05,
+        positive=True,
+        within=PUSH_THRESHOLD,
+        unit="m/s",
+    )
+    boards, board_names = _boards(board_data, source, centre=start)
     friction, mjcf = _physical(top, source, has_objects=bool(boxes or boards))
-    for name, thing in (("start", start), ("light", light)):
-        if abs(thing.x) >= width / 2 or abs(thing.y) >= height / 2:
-            raise HilSimError(f"{source}: {name}: ({thing.x:g}, {thing.y:g}) is outside the arena")
-    return WorldConfig(
+    world = WorldConfig(
         width, height, start, light, tuple(boxes), tuple(boards), threshold, friction, mjcf, source=source
     )
+    if not in_arena(world, light.x, light.y):
+        raise HilSimError(f"{source}: light: ({light.x:g}, {light.y:g}) is outside the arena")
+    _check_layout(
+        world, source=source, box_names=[f"boxes[{i}]" for i in range(len(boxes))], board_names=board_names
+    )
+    problem = start_problem(world, start)
+    if problem is not None:
+        raise HilSimError(f"{source}: start: {problem}")
+    return world
 
 
 def load_world(path: str | Path) -> WorldConfig:

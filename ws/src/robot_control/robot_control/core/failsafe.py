@@ -5,6 +5,9 @@
   ``mcu_timeout`` (armed from start-up: no MCU, no driving).
 * ``station``: the station's heartbeat not heard for ``station_timeout``, armed only
   once a station has been heard, since the robot also runs without one.
+* ``clock`` (only with ``clock_timeout``: a loop on simulated time): the simulated
+  clock has not moved for ``clock_timeout`` (armed from start-up: no world, no
+  driving); fed by :meth:`ControlLoop.sim_clock <robot_control.core.loop.ControlLoop.sim_clock>`.
 
 :meth:`Failsafes.update` is called every frame with the current time and returns the
 changes (tripped or cleared) so the caller logs each once; :attr:`active` says which
@@ -36,12 +39,14 @@ class _Watch:
 
 @dataclass
 class Failsafes:
-    """The three watchdogs of the control loop."""
+    """The watchdogs of the control loop (three, four with ``clock_timeout``)."""
 
     cmd_vel_timeout: float
     mcu_timeout: float
     station_timeout: float
     start: float = 0.0
+    #: None: no ``clock`` failsafe (a loop on the wall clock, or in lockstep).
+    clock_timeout: float | None = None
     _watches: dict[str, _Watch] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -50,6 +55,13 @@ class Failsafes:
             "mcu": _Watch(self.mcu_timeout, armed_from_start=True),
             "station": _Watch(self.station_timeout, armed_from_start=False),
         }
+        if self.clock_timeout is not None:
+            self._watches["clock"] = _Watch(self.clock_timeout, armed_from_start=True)
+
+    @property
+    def names(self) -> list[str]:
+        """The failsafes this loop has."""
+        return list(self._watches)
 
     def feed(self, name: str, now: float) -> None:
         """The cause of failsafe ``name`` was seen alive at ``now``."""

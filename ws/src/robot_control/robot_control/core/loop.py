@@ -10,7 +10,9 @@ publishes what it reports. Per frame:
    through the sensor filter, the behaviours, with the odometer's reading; see
    :mod:`odometry` and :mod:`sensor_filter`); ``ERR`` is reported and counted; any
    valid line means the MCU is alive;
-2. failsafes trip or clear by their timeouts (see :mod:`failsafe`);
+2. failsafes trip or clear by their timeouts (see :mod:`failsafe`); on simulated time
+   (``clock_timeout``) the node hands the loop each frame's reading of the clock
+   (:meth:`ControlLoop.sim_clock`), whose moves feed the ``clock`` failsafe;
 3. the wheels' command: zero while STOPped or while a failsafe holds (in AUTO the
    cmd_vel watchdog does not apply), else the behaviour's twist in AUTO (given the
    last sensors with the odometer's reading now) or the latest cmd_vel, through the
@@ -30,6 +32,7 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from hil_bridge.core.clock_watch import ClockWatch
 from hil_bridge.core.line_protocol import (
     Command,
     Drive,
@@ -66,6 +69,9 @@ class LoopConfig:
     station_heartbeat_timeout: float = 2.0
     refresh_frames: int = 10
     checked: bool = False
+    #: Seconds the simulated clock may stand still before the motors stop (``clock``
+    #: failsafe); None: no such failsafe (a loop on the wall clock, or in lockstep).
+    clock_timeout: float | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -76,6 +82,8 @@ class LoopConfig:
         ):
             if not getattr(self, name) > 0:
                 raise RobotControlError(f"loop: {name} = {getattr(self, name)!r} must be positive")
+        if self.clock_timeout is not None and not self.clock_timeout > 0:
+            raise RobotControlError(f"loop: clock_timeout = {self.clock_timeout!r} must be positive")
         if self.refresh_frames < 1:
             raise RobotControlError(f"loop: refresh_frames = {self.refresh_frames!r} must be at least 1")
 
@@ -114,6 +122,11 @@ class ControlLoop:
             config.mcu_heartbeat_timeout,
             config.station_heartbeat_timeout,
             start=start,
+            clock_timeout=config.clock_timeout,
+        )
+        #: The simulated clock's readings (None without ``clock_timeout``).
+        self.clock_watch = (
+            ClockWatch(config.clock_timeout, start=start) if config.clock_timeout is not None else None
         )
         self.mcu = HeartbeatTracker(timeout=config.mcu_heartbeat_timeout)
         self.station_link = HeartbeatTracker(timeout=config.station_heartbeat_timeout)
@@ -145,6 +158,11 @@ class ControlLoop:
         """A velocity command arrived."""
         self._twist = (linear, angular)
         self.failsafes.feed("cmd_vel", now)
+
+    def sim_clock(self, reading: float, now: float) -> None:
+        """The simulated clock read ``reading`` s at ``now``: a move feeds the ``clock`` failsafe."""
+        if self.clock_watch is not None and self.clock_watch.observe(reading, now):
+            self.failsafes.feed("clock", now)
 
     def station(self, text: str, now: float) -> StationResult:
         """A robotCommand arrived."""
