@@ -10,7 +10,8 @@
  *   - signal_link.c: the pins are the signal link, spoken on a second pty (--signal-fd)
  *     as a bridge board speaks it; the coupling file (--coupling) lists the signals and
  *     the device kind serving each: pwm.c, pins.c (level, adc), hcsr04.c (echo, ping),
- *     hmc5883l.c (on twi_bus.c);
+ *     encoder.c (quadrature, pulses), pulse_meter.c (servo, tone), ws2812.c, ir_nec.c
+ *     (nec), button.c, and on the I2C bus (twi_bus.c) hmc5883l.c and mpu6050.c;
  *   - sc16is750.c: the radio link's I2C-to-UART bridge (--radio-fd, optional).
  *
  * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" once the

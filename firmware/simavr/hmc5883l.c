@@ -14,8 +14,8 @@
 #define MAX_COMPASSES 4
 
 typedef struct {
-    int address; /* 7-bit */
-    uint8_t regs[REGISTERS], pointer, selected, index;
+    uint8_t regs[REGISTERS];
+    twi_registers bus;
 } compass_device;
 
 static compass_device *compasses[MAX_COMPASSES];
@@ -35,43 +35,27 @@ static void compass_update(signal_t *s) {
     d->regs[8] = (uint8_t)((uint16_t)y & 0xFF);
 }
 
-/* The slave side of simavr's TWI messages, as its i2c_eeprom part does it: the first
- * written byte sets the register pointer, later ones the config registers; reads
- * return registers from the pointer on, which advances (wrapping at 13). */
-static void compass_twi(avr_twi_msg_irq_t v, avr_irq_t *reply, void *context) {
+/* The register pointer wraps at 13; only the config registers 0..2 take writes. */
+static uint8_t compass_select(void *context, uint8_t byte) {
+    (void)context;
+    return (uint8_t)(byte % REGISTERS);
+}
+
+static void compass_write(void *context, uint8_t reg, uint8_t value) {
     compass_device *d = context;
-    if (v.u.twi.msg & TWI_COND_STOP) {
-        d->selected = 0;
+    if (reg < 3) {
+        d->regs[reg] = value;
     }
-    if (v.u.twi.msg & TWI_COND_START) {
-        d->selected = 0;
-        d->index = 0;
-        if ((v.u.twi.addr >> 1) == d->address) {
-            d->selected = v.u.twi.addr;
-            avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_ACK, d->selected, 1));
-        }
-    }
-    if (!d->selected) {
-        return;
-    }
-    if (v.u.twi.msg & TWI_COND_WRITE) {
-        avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_ACK, d->selected, 1));
-        if (d->index == 0) {
-            d->pointer = v.u.twi.data % REGISTERS;
-        } else {
-            if (d->pointer < 3) {
-                d->regs[d->pointer] = v.u.twi.data;
-            }
-            d->pointer = (uint8_t)((d->pointer + 1) % REGISTERS);
-        }
-        d->index++;
-    }
-    if (v.u.twi.msg & TWI_COND_READ) {
-        uint8_t data = d->regs[d->pointer];
-        d->pointer = (uint8_t)((d->pointer + 1) % REGISTERS);
-        i2c_reads++;
-        avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_READ, d->selected, data));
-    }
+}
+
+static uint8_t compass_read(void *context, uint8_t reg) {
+    i2c_reads++;
+    return ((compass_device *)context)->regs[reg];
+}
+
+static uint8_t compass_next(void *context, uint8_t reg) {
+    (void)context;
+    return (uint8_t)((reg + 1) % REGISTERS);
 }
 
 static const char *compass_parse(signal_t *s, const char *rest) {
@@ -79,21 +63,26 @@ static const char *compass_parse(signal_t *s, const char *rest) {
     compass_device *d = calloc(1, sizeof *d);
     s->device = d;
     int taken = 0;
-    if (sscanf(rest, "%i", &d->address) == 1) {
+    if (sscanf(rest, "%i", &d->bus.address) == 1) {
         for (int i = 0; i < compass_count; i++) {
-            taken |= compasses[i]->address == d->address;
+            taken |= compasses[i]->bus.address == d->bus.address;
         }
     }
-    if (d->address < 1 || d->address > 127 || taken || compass_count == MAX_COMPASSES) {
+    if (d->bus.address < 1 || d->bus.address > 127 || taken || compass_count == MAX_COMPASSES) {
         return "hmc5883l needs a 7-bit address (one compass per address)";
     }
     memcpy(d->regs, reset, sizeof reset);
+    d->bus.select = compass_select;
+    d->bus.write = compass_write;
+    d->bus.read = compass_read;
+    d->bus.next = compass_next;
+    d->bus.context = d;
     compasses[compass_count++] = d;
     return NULL;
 }
 
 static void compass_attach(signal_t *s) {
-    twi_bus_add(compass_twi, s->device);
+    twi_bus_add_registers(&((compass_device *)s->device)->bus);
     compass_update(s);
 }
 

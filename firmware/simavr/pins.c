@@ -22,6 +22,13 @@ uint8_t pins_is_output(int pin) {
     return harness_avr()->data[board_port_register(p->port) + 1] >> p->bit & 1;
 }
 
+uint8_t pins_pullup(int pin) {
+    const board_pin *p = pin_of(pin);
+    const uint8_t *data = harness_avr()->data;
+    uint16_t base = board_port_register(p->port);
+    return !(data[base + 1] >> p->bit & 1) && (data[base + 2] >> p->bit & 1);
+}
+
 uint8_t pins_level(int pin) {
     const board_pin *p = pin_of(pin);
     uint16_t base = board_port_register(p->port);

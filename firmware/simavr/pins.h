@@ -15,6 +15,8 @@ avr_irq_t *pins_irq(int pin);
 uint8_t pins_level(int pin);
 /* 1 while the firmware has the pin as an output (DDR bit set). */
 uint8_t pins_is_output(int pin);
+/* 1 while the firmware has the pin as an input with its pull-up on (PORT bit set). */
+uint8_t pins_pullup(int pin);
 /* Drive an input pin from outside. The level is also set as the port's external drive,
  * so the firmware's writes to the port (a pull-up) cannot override it. */
 void pins_drive(int pin, uint8_t level);

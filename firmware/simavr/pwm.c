@@ -72,12 +72,14 @@ static double latch(const pwm_device *d) {
            1;
 }
 
-/* The duty the comparator gives the pin, or -1 if it does not drive it. Sets *running. */
-static double comparator_duty(const pwm_device *d, int *running) {
+/* The duty the comparator gives the pin, or -1 if it does not drive it. Sets *running,
+ * and *period to the PWM period in timer counts (0 outside the PWM modes). */
+static double comparator_duty(const pwm_device *d, int *running, double *period) {
     const board_timer *t = d->timer;
     uint8_t tccra = reg(t->tccra), tccrb = reg((uint16_t)(t->tccra + 1));
     uint8_t com = (uint8_t)(tccra >> (6 - 2 * d->comparator) & 3);
     *running = 0;
+    *period = 0;
     if (com == 0 || !pins_is_output(d->pin)) {
         return -1;
     }
@@ -101,6 +103,9 @@ static double comparator_duty(const pwm_device *d, int *running) {
                                           : reg16((uint16_t)(t->tccra + 6));
     uint16_t compare = ocr(t, d->comparator);
     *running = (tccrb & 7) != 0;
+    if (pwm) {
+        *period = mode.wave == W_FAST ? (double)top + 1.0 : 2.0 * (double)top;
+    }
     if (!*running) {
         return latch(d); /* a stopped timer leaves the output as it was */
     }
@@ -158,7 +163,8 @@ static void meter_edge(pwm_device *d, uint8_t level) {
  * comparator's duty (or -1). */
 static double look(pwm_device *d) {
     int running = 0;
-    double duty = comparator_duty(d, &running);
+    double period;
+    double duty = comparator_duty(d, &running, &period);
     uint8_t driven = duty >= 0;
     if (driven != d->driven) {
         d->driven = driven;
@@ -226,6 +232,28 @@ static void pwm_stats(FILE *out) {
         }
     }
     fputc(']', out);
+}
+
+int pwm_comparator_pulse(int pin, double *high_cycles, double *period_cycles) {
+    /* the clock select bits' prescalers: Timer2's own, the others' (6, 7: external clock) */
+    static const double timer2[8] = {0, 1, 8, 32, 64, 128, 256, 1024};
+    static const double others[8] = {0, 1, 8, 64, 256, 1024, 0, 0};
+    const board_t *board = harness_board();
+    const board_pin *p = board_pin_at(board, pin);
+    if (!p || !p->timer) {
+        return 0;
+    }
+    pwm_device d = {.pin = pin, .timer = board_timer_named(board, p->timer), .comparator = p->comparator};
+    int running = 0;
+    double period = 0;
+    double duty = comparator_duty(&d, &running, &period);
+    double prescale = (d.timer->name == '2' ? timer2 : others)[reg((uint16_t)(d.timer->tccra + 1)) & 7];
+    if (duty < 0 || !running || period <= 0 || prescale <= 0) {
+        return 0;
+    }
+    *period_cycles = period * prescale;
+    *high_cycles = duty * *period_cycles;
+    return 1;
 }
 
 const signal_kind pwm_kind = {"pwm", 0, pwm_parse, pwm_attach, pwm_sample, NULL, pwm_stats};

@@ -7,4 +7,9 @@
 
 extern const signal_kind pwm_kind;
 
+/* While a running timer's comparator drives ``pin`` in a PWM mode: 1, with the high
+ * time and the period of its wave in AVR cycles, from the timer's registers (simavr
+ * does not run every mode). Else 0. */
+int pwm_comparator_pulse(int pin, double *high_cycles, double *period_cycles);
+
 #endif

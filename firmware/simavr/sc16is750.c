@@ -31,7 +31,8 @@ static struct {
     int fd;
     queue_t in, out; /* the pty's side of its UART: bytes waiting for the wire, bytes sent */
     fifo_t rx_fifo, tx_fifo;
-    uint8_t regs[16], dl[2], pointer, selected, index, overrun;
+    uint8_t regs[16], dl[2], overrun;
+    twi_registers bus;
     uint64_t rx, tx, rx_overflow, tx_overflow, tx_dropped;
 } radio = {.fd = -1};
 
@@ -100,35 +101,20 @@ static void write_register(uint8_t reg, uint8_t value) {
 
 /* The bridge's slave side: the first written byte is the register address byte
  * (reg << 3, channel bits 0), later ones are written to that register; reads return
- * it. The pointer stays: RHR and THR stream through the FIFOs. */
-static void radio_twi(avr_twi_msg_irq_t v, avr_irq_t *reply, void *context) {
+ * it. The pointer stays (no ``next``): RHR and THR stream through the FIFOs. */
+static uint8_t radio_select(void *context, uint8_t byte) {
     (void)context;
-    if (v.u.twi.msg & TWI_COND_STOP) {
-        radio.selected = 0;
-    }
-    if (v.u.twi.msg & TWI_COND_START) {
-        radio.selected = 0;
-        radio.index = 0;
-        if ((v.u.twi.addr >> 1) == RADIO_ADDRESS) {
-            radio.selected = v.u.twi.addr;
-            avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_ACK, radio.selected, 1));
-        }
-    }
-    if (!radio.selected) {
-        return;
-    }
-    if (v.u.twi.msg & TWI_COND_WRITE) {
-        avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_ACK, radio.selected, 1));
-        if (radio.index == 0) {
-            radio.pointer = (uint8_t)((v.u.twi.data >> 3) & 15);
-        } else {
-            write_register(radio.pointer, v.u.twi.data);
-        }
-        radio.index++;
-    }
-    if (v.u.twi.msg & TWI_COND_READ) {
-        avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_READ, radio.selected, read_register(radio.pointer)));
-    }
+    return (uint8_t)((byte >> 3) & 15);
+}
+
+static void radio_write(void *context, uint8_t reg, uint8_t value) {
+    (void)context;
+    write_register(reg, value);
+}
+
+static uint8_t radio_read(void *context, uint8_t reg) {
+    (void)context;
+    return read_register(reg);
 }
 
 static avr_cycle_count_t byte_cycles(void) { return harness_cycles_us(10.0 * 1e6 / RADIO_BAUD); }
@@ -180,6 +166,8 @@ void sc16is750_attach(void) {
     if (radio.fd < 0) {
         return;
     }
-    twi_bus_add(radio_twi, NULL);
+    radio.bus = (twi_registers){.address = RADIO_ADDRESS, .select = radio_select, .write = radio_write,
+                                .read = radio_read};
+    twi_bus_add_registers(&radio.bus);
     avr_cycle_timer_register(harness_avr(), byte_cycles(), radio_timer, NULL);
 }

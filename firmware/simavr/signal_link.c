@@ -10,19 +10,39 @@
 
 #include <sim_cycle_timers.h>
 
-#include "hcsr04.h"
+#include "button.h"
+#include "encoder.h"
 #include "harness.h"
+#include "hcsr04.h"
 #include "hil_signal.h"
 #include "hmc5883l.h"
+#include "ir_nec.h"
+#include "mpu6050.h"
 #include "pins.h"
+#include "pulse_meter.h"
 #include "pwm.h"
 #include "queue.h"
+#include "ws2812.h"
 
-#define MAX_SIGNALS 64
+#define MAX_SIGNALS 255
 
 /* Every device the coupling can name: one line per kind. */
 static const signal_kind *const kinds[] = {
-    &pwm_kind, &level_in_kind, &level_out_kind, &adc_kind, &echo_kind, &ping_kind, &hmc5883l_kind,
+    &pwm_kind,
+    &level_in_kind,
+    &level_out_kind,
+    &adc_kind,
+    &echo_kind,
+    &ping_kind,
+    &hmc5883l_kind,
+    &mpu6050_kind,
+    &quadrature_kind,
+    &pulses_kind,
+    &servo_kind,
+    &tone_kind,
+    &ws2812_kind,
+    &nec_kind,
+    &button_kind,
 };
 #define KIND_COUNT (sizeof kinds / sizeof kinds[0])
 
@@ -221,6 +241,8 @@ void signal_link_attach(void) {
         s->kind->attach(s);
     }
 }
+
+double signal_link_period_cycles(void) { return (double)sl.period_us * harness_frequency() / 1e6; }
 
 void signal_link_start(void) {
     if (sl.fd >= 0) {

@@ -7,9 +7,16 @@
  *   in  <id> <min> <max> <kind> <kind's arguments>
  *   out <id> int|float <min> <max> <default> <kind> <kind's arguments>
  *
- * Each kind is a device emulation in its own file, listed once in the table of
- * signal_link.c: pwm (pwm.c), level and adc (pins.c), echo and ping (hcsr04.c),
- * hmc5883l (hmc5883l.c). */
+ * Each kind is a device emulation in its own file (or a family's), listed once in the
+ * table of signal_link.c, with its arguments:
+ *
+ *   in:  pwm <pin> (pwm.c), level <pin> (pins.c), servo <pin> and tone <pin>
+ *        (pulse_meter.c), ws2812 <pin> <led> r|g|b (ws2812.c);
+ *   out: level <pin> and adc <channel> <mV per unit> (pins.c), echo <trigger> <echo>
+ *        and ping <pin> (hcsr04.c), hmc5883l <address> (hmc5883l.c), mpu6050
+ *        0x68|0x69 ax|ay|az|gx|gy|gz|temp (mpu6050.c), quadrature <a> <b> and
+ *        pulses <pin> (encoder.c), nec <pin> address|command|sends (ir_nec.c),
+ *        button <pin> <bounce_us> <bounces> (button.c). */
 #ifndef HIL_SIMAVR_SIGNAL_LINK_H
 #define HIL_SIMAVR_SIGNAL_LINK_H
 
@@ -52,5 +59,7 @@ void signal_link_open(int fd, int checked);
 void signal_link_attach(void);
 /* Start sending frames (after the other parts are attached). */
 void signal_link_start(void);
+/* The frame period in AVR cycles (what the simulator's values are spread over). */
+double signal_link_period_cycles(void);
 
 #endif

@@ -1,4 +1,5 @@
-/* The TWI bus: simavr's TWI master messages to the slave parts in the order they came. */
+/* The TWI bus: simavr's TWI master messages to the slave parts in the order they came,
+ * and the slave side of register-file parts. */
 #include "twi_bus.h"
 
 #include "harness.h"
@@ -33,3 +34,49 @@ void twi_bus_add(twi_slave slave, void *context) {
     slaves[slave_count].context = context;
     slave_count++;
 }
+
+/* The slave side of simavr's TWI messages, as its i2c_eeprom part does it: a START
+ * with the part's address is acknowledged; the first byte written after it selects a
+ * register, later ones are written to it; reads return it; the pointer moves on after
+ * each access as the part says. A STOP or a START to another address deselects. */
+static void registers_twi(avr_twi_msg_irq_t v, avr_irq_t *reply, void *context) {
+    twi_registers *p = context;
+    if (v.u.twi.msg & TWI_COND_STOP) {
+        p->selected = 0;
+    }
+    if (v.u.twi.msg & TWI_COND_START) {
+        p->selected = 0;
+        p->index = 0;
+        if ((v.u.twi.addr >> 1) == p->address) {
+            p->selected = v.u.twi.addr;
+            if (p->start) {
+                p->start(p->context, v.u.twi.addr & 1);
+            }
+            avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_ACK, p->selected, 1));
+        }
+    }
+    if (!p->selected) {
+        return;
+    }
+    if (v.u.twi.msg & TWI_COND_WRITE) {
+        avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_ACK, p->selected, 1));
+        if (p->index == 0) {
+            p->pointer = p->select(p->context, v.u.twi.data);
+        } else {
+            p->write(p->context, p->pointer, v.u.twi.data);
+            if (p->next) {
+                p->pointer = p->next(p->context, p->pointer);
+            }
+        }
+        p->index++;
+    }
+    if (v.u.twi.msg & TWI_COND_READ) {
+        uint8_t data = p->read(p->context, p->pointer);
+        if (p->next) {
+            p->pointer = p->next(p->context, p->pointer);
+        }
+        avr_raise_irq(reply, avr_twi_irq_msg(TWI_COND_READ, p->selected, data));
+    }
+}
+
+void twi_bus_add_registers(twi_registers *part) { twi_bus_add(registers_twi, part); }

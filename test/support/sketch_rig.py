@@ -1,8 +1,9 @@
 """A test sketch in the hil_simavr harness, in lockstep over real ptys.
 
 :class:`SketchRig` builds an Arduino sketch for a board (cached by its sources), couples
-it to a device set given as device configs and pins (:func:`hil_sim.core.simavr.coupling_text`,
-as the simavr_mcu node does), and runs it in lockstep: the test reads the sketch's
+it to a device set given as device configs (the shipped library's: :func:`library_device`) and
+pins and parameters (:func:`hil_sim.core.simavr.coupling_text`, as the simavr_mcu node does),
+and runs it in lockstep: the test reads the sketch's
 ``Serial`` lines on the command pty (pyserial) and its pins as the signal link's frames
 (hil_bridge's decoder), and writes sensor values as frames, as the signal bridge would.
 Frames are checked, so every value round-trips exactly.
@@ -17,7 +18,7 @@ from typing import Any
 
 import serial
 
-from hil_bridge.core.devices import DeviceInstance, device_from_mapping
+from hil_bridge.core.devices import DeviceConfig, DeviceInstance, device_from_mapping, load_device_library
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
 from hil_sim.core.simavr import (
@@ -31,6 +32,8 @@ from hil_sim.core.simavr import (
 
 #: The test sketches (one folder each, ``<name>/<name>.ino``).
 SKETCHES = Path(__file__).resolve().parents[2] / "ws" / "src" / "hil_sim" / "test" / "sketches"
+#: The device library the bridge board and the harness share.
+LIBRARY_DIR = Path(__file__).resolve().parents[2] / "ws" / "src" / "hil_bridge" / "config" / "devices"
 #: Where their builds are kept between runs (keyed by sources, board and defines).
 BUILD_CACHE = Path(tempfile.gettempdir()) / "hil-test-sketches"
 #: Simulated seconds per step: the signal period.
@@ -46,6 +49,11 @@ def device(name: str, signals: Sequence[Mapping[str, Any]], handler: Mapping[str
     return device_from_mapping(data, source=f"<test device {name}>")
 
 
+def library_device(name: str) -> DeviceConfig:
+    """A device config of the shipped library."""
+    return load_device_library([LIBRARY_DIR])[name]
+
+
 class SketchRig:
     """One sketch on one board, its devices wired to its pins.
 
@@ -55,6 +63,7 @@ class SketchRig:
         devices: (instance name, device config) in signal-link order.
         pins: ``device.signal`` or ``device.handler_pin`` -> pin (``"9"``, ``"A0"``).
         defines: ``-D`` macros of the sketch.
+        params: device parameters over their configs' defaults (device -> name -> value).
     """
 
     def __init__(
@@ -65,6 +74,7 @@ class SketchRig:
         devices: Sequence[tuple[str, Any]],
         pins: Mapping[str, str],
         defines: Mapping[str, str | int] | None = None,
+        params: Mapping[str, Mapping[str, float]] | None = None,
     ) -> None:
         elf = build_firmware(
             FirmwareOptions(board=board, defines=dict(defines or {})),
@@ -84,7 +94,7 @@ class SketchRig:
             elf,
             command_fd=self.command.master_fd,
             signal_fd=self.signal.master_fd,
-            coupling=coupling_text(self.layout, wiring),
+            coupling=coupling_text(self.layout, wiring, params=params),
             checked=True,
             lockstep=True,
             board=board,

@@ -39,6 +39,14 @@ def test_device_library_ships_every_device_of_the_design() -> None:
         "sharp_ir",
         "photoresistor",
         "magnetometer",
+        "quadrature_encoder",
+        "single_channel_encoder",
+        "servo",
+        "buzzer",
+        "ws2812",
+        "mpu6050",
+        "ir_receiver_nec",
+        "push_button",
     }
 
 

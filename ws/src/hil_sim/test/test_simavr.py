@@ -9,9 +9,13 @@ from pathlib import Path
 import pytest
 
 from hil_bridge.core.defaults import signal_layout
+from hil_bridge.core.devices import DeviceInstance, device_from_mapping, load_device_library
 from hil_bridge.core.pty_link import PtyPair
+from hil_bridge.core.signal_protocol import SignalLayout
+from hil_sim.core import simavr
 from hil_sim.core.simavr import (
     FirmwareOptions,
+    RobotWiring,
     SimavrProcess,
     build_firmware,
     check_firmware,
@@ -115,6 +119,156 @@ def test_wiring_errors_name_the_file_and_key(
         coupling_text(signal_layout(), load_robot_wiring(write_wiring(tmp_path, changes, board)))
 
 
+LIBRARY = load_device_library([Path(__file__).resolve().parents[2] / "hil_bridge" / "config" / "devices"])
+# library device, wiring (handler pin -> pin), params, the coupling lines of its signals
+PIN_DEVICES = [
+    ("quadrature_encoder", {"a": "2", "b": "3"}, {}, ["out 0 float -32768 32767 0 quadrature 2 3"]),
+    ("single_channel_encoder", {"signal": "2"}, {}, ["out 0 float -32768 32767 0 pulses 2"]),
+    ("servo", {"signal": "9"}, {}, ["in 0 0 3000 servo 9"]),
+    ("buzzer", {"signal": "8"}, {}, ["in 0 0 20000 tone 8"]),
+    (
+        "mpu6050",
+        {"sda": "A4", "scl": "A5"},
+        {"ad0": 1},
+        [
+            "out 0 float -32.768 32.767 0 mpu6050 0x69 ax",
+            "out 1 float -32.768 32.767 0 mpu6050 0x69 ay",
+            "out 2 float -32.768 32.767 9.80665 mpu6050 0x69 az",
+            "out 3 float -8.192 8.19175 0 mpu6050 0x69 gx",
+            "out 4 float -8.192 8.19175 0 mpu6050 0x69 gy",
+            "out 5 float -8.192 8.19175 0 mpu6050 0x69 gz",
+            "out 6 float -40 85 25 mpu6050 0x69 temp",
+        ],
+    ),
+    (
+        "ir_receiver_nec",
+        {"out": "11"},
+        {},
+        [
+            "out 0 int 0 255 0 nec 11 address",
+            "out 1 int 0 255 0 nec 11 command",
+            "out 2 int 0 255 0 nec 11 sends",
+        ],
+    ),
+    ("push_button", {"contact": "4"}, {}, ["out 0 int 0 1 0 button 4 1500 4"]),
+    ("push_button", {"contact": "4"}, {"bounce_us": 0, "bounces": 2}, ["out 0 int 0 1 0 button 4 0 2"]),
+]
+
+
+def one_device(kind: str, pins: dict[str, str], board: str = "uno") -> tuple[SignalLayout, RobotWiring]:
+    layout = SignalLayout([DeviceInstance("dev", LIBRARY[kind])])
+    return layout, RobotWiring(board, {f"dev.{k}": v for k, v in pins.items()}, "wiring.yaml")
+
+
+@pytest.mark.parametrize(("kind", "pins", "params", "lines"), PIN_DEVICES)
+def test_pin_level_devices_get_their_kinds_pins_and_parameters(
+    kind: str, pins: dict[str, str], params: dict[str, float], lines: list[str]
+) -> None:
+    layout, wiring = one_device(kind, pins)
+    assert coupling_text(layout, wiring, params={"dev": params}).splitlines()[2:] == lines
+
+
+def test_ws2812_signals_name_their_led_and_colour() -> None:
+    layout, wiring = one_device("ws2812", {"din": "6"})
+    lines = coupling_text(layout, wiring).splitlines()[2:]
+    assert len(lines) == 24
+    assert lines[:3] == ["in 0 0 255 ws2812 6 0 r", "in 1 0 255 ws2812 6 0 g", "in 2 0 255 ws2812 6 0 b"]
+    assert lines[-1] == "in 23 0 255 ws2812 6 7 b"
+
+
+def test_every_library_device_with_a_handler_has_a_harness_kind() -> None:
+    for name, config in LIBRARY.items():
+        if config.handler is not None:
+            assert config.handler.template in simavr.HANDLER_KINDS, name
+
+
+def device_with(template: str, signal: dict[str, object]) -> DeviceInstance:
+    data = {"name": "x", "signals": [signal], "handler": {"template": template, "pins": ["signal"]}}
+    return DeviceInstance("dev", device_from_mapping(data, source="x.json"))
+
+
+BUTTON_SIGNAL = {
+    "name": "pressed",
+    "direction": "OUTPUT",
+    "type": "INTEGER",
+    "min": 0,
+    "max": 1,
+    "mode": "DIGITAL",
+}
+
+
+@pytest.mark.parametrize(
+    ("devices", "pins", "params", "message"),
+    [
+        (
+            [DeviceInstance("dev", LIBRARY["push_button"])],
+            {"dev.contact": "4"},
+            {"dev": {"bounce_us": 200_000}},
+            r"dev: parameter 'bounce_us': 200000(\.0)? is above the maximum 100000",
+        ),
+        (
+            [DeviceInstance("dev", LIBRARY["push_button"])],
+            {"dev.contact": "4"},
+            {"dev": {"bounces": -1}},
+            r"dev: parameter 'bounces': -1(\.0)? is below the minimum 0",
+        ),
+        (
+            [DeviceInstance("dev", LIBRARY["push_button"])],
+            {"dev.contact": "4"},
+            {"dev": {"chatter": 3}},
+            r"dev: device push_button has no parameter 'chatter' \(it has: bounce_us, bounces\)",
+        ),
+        (
+            [DeviceInstance("dev", LIBRARY["push_button"])],
+            {"dev.contact": "4"},
+            {"other": {"bounces": 1}},
+            r"parameters for other: no such device in the set",
+        ),
+        (
+            [DeviceInstance("dev", LIBRARY["mpu6050"])],
+            {"dev.sda": "A4", "dev.scl": "A5"},
+            {"dev": {"ad0": 2}},
+            r"dev: parameter 'ad0': 2(\.0)? is above the maximum 1",
+        ),
+        (
+            [DeviceInstance("dev", LIBRARY["mpu6050"])],
+            {"dev.sda": "A3", "dev.scl": "A5"},
+            {},
+            r"wiring.yaml: pins.dev.sda must be A4 \(TWI\)",
+        ),
+        (
+            [DeviceInstance("dev", LIBRARY["quadrature_encoder"])],
+            {"dev.a": "2"},
+            {},
+            r"wiring.yaml: no pin for dev.b",
+        ),
+        (
+            [device_with("servo", {**BUTTON_SIGNAL, "direction": "OUTPUT"})],
+            {"dev.signal": "9"},
+            {},
+            r"dev.pressed: handler servo serves INPUT signals, this one is OUTPUT",
+        ),
+        (
+            [device_with("stepper", BUTTON_SIGNAL)],
+            {"dev.signal": "9"},
+            {},
+            r"dev: the simavr harness has no model of handler 'stepper' \(it models: buzzer, hc_sr04",
+        ),
+        (
+            [device_with("ws2812", {**BUTTON_SIGNAL, "direction": "INPUT"})],
+            {"dev.din": "6"},
+            {},
+            r"dev.pressed: a ws2812 signal is named led<index>_r, _g or _b",
+        ),
+    ],
+)
+def test_device_coupling_errors_name_the_device_and_what_is_wrong(
+    devices: list[DeviceInstance], pins: dict[str, str], params: dict[str, dict[str, float]], message: str
+) -> None:
+    with pytest.raises(HilSimError, match=message):
+        coupling_text(SignalLayout(devices), RobotWiring("uno", pins, "wiring.yaml"), params=params)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -178,6 +332,22 @@ def run_harness(*args: str) -> subprocess.CompletedProcess[str]:
         ("in 0 5 5 level 2\n", r"coupling.txt:1: max 5 must exceed min 5"),
         ("up 1 0 1 level 2\n", r"coupling.txt:1: direction up is neither in nor out"),
         ("out 1 float 0 9 0 adc 9 1000\n", r"coupling.txt:1: adc needs a channel 0..7"),
+        ("out 1 float 0 100 0 quadrature 2\n", r"coupling.txt:1: quadrature needs two pins, A and B"),
+        ("out 1 float 0 100 0 quadrature 2 3\n", r"quadrature needs a float signal -32768 32767"),
+        ("out 1 float -32768 32767 0 pulses 99\n", r"coupling.txt:1: pulses needs its pin, 0..19"),
+        ("in 1 0 3000 servo\n", r"coupling.txt:1: servo needs its pin, 0..19"),
+        ("out 1 float 0 3000 0 servo 9\n", r"coupling.txt:1: kind servo does not fit an out signal"),
+        (
+            "in 1 0 255 ws2812 6 0 w\n",
+            r"coupling.txt:1: ws2812 needs its pin \(0..19\), an LED 0..84 and r, g or b",
+        ),
+        ("out 1 float -40 40 0 mpu6050 0x1e ax\n", r"mpu6050 needs its address \(0x68 or 0x69\)"),
+        ("out 1 float -40 40 0 mpu6050 0x68 accel\n", r"mpu6050 needs its address .* ax, ay, az, gx"),
+        ("out 1 int 0 255 0 nec 11 code\n", r"nec needs its pin \(0..19\) and address, command or sends"),
+        (
+            "out 1 int 0 1 0 button 4 1500\n",
+            r"button needs its pin \(0..19\), bounce_us 0..100000 and bounces",
+        ),
     ],
 )
 def test_harness_refuses_a_bad_coupling_file_naming_the_line(

@@ -31,6 +31,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -47,7 +48,8 @@ from hil_bridge.core.avr_build import build_sketch
 from hil_bridge.core.boards import BOARDS, Board
 from hil_bridge.core.children import die_with_parent
 from hil_bridge.core.config_file import load_yaml
-from hil_bridge.core.devices import Direction, Handler, PinMode, SignalType
+from hil_bridge.core.devices import DeviceConfig, Direction, Handler, PinMode, SignalType
+from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.runtime_dir import runtime_dir
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot
 from hil_bridge.errors import HilBridgeError
@@ -62,6 +64,8 @@ ADC_REFERENCE_MV = 5000.0
 ADC_MAX = 1023
 #: The HMC5883L's I2C address (on the board's TWI pins).
 HMC5883L_ADDRESS = 0x1E
+#: The MPU-6050's I2C address with AD0 low (AD0 high: one more).
+MPU6050_ADDRESS = 0x68
 #: The radio link's SC16IS750 I2C-to-UART bridge (emulated when a radio pty is given):
 #: 7-bit address, its UART's baud rate and FIFO depth (DESIGN.md "Firmware in the loop").
 SC16IS750_ADDRESS = 0x4D
@@ -71,8 +75,6 @@ RADIO_FIFO_BYTES = 64
 STEP_TIMEOUT_S = 60.0
 #: How long the harness gets to leave after SIGTERM before it is killed.
 STOP_TIMEOUT_S = 2.0
-#: Ultrasonic handler templates the harness models: the coupling kind and its pins.
-SONAR_KINDS = {"hc_sr04": ("echo", ("trigger", "echo")), "ping": ("ping", ("signal",))}
 #: simavr's own messages on the harness's stderr start with this.
 SIMAVR_PREFIX = "simavr: "
 #: Lines of the harness's stderr kept for failure messages; distinct warnings remembered.
@@ -369,67 +371,217 @@ def _number(value: float) -> str:
     return repr(float(value)) if not float(value).is_integer() else str(int(value))
 
 
-def _input_line(slot: SignalSlot, wiring: RobotWiring) -> str:
+def _plain_input(slot: SignalSlot, wiring: RobotWiring) -> str:
     key, spec = f"{slot.device}.{slot.name}", slot.spec
     pin = _digital(wiring, key)
-    head = f"in {slot.id} {_number(spec.min)} {_number(spec.max)}"
     if spec.mode is not PinMode.PWM:
-        return f"{head} level {pin}"
+        return f"level {pin}"
     pwm_pins = wiring.spec.pwm_pins
     if pin not in pwm_pins:
         raise HilSimError(
             f"{wiring.source}: pins.{key}: pin {pin} has no PWM on the {wiring.board}"
             f" ({', '.join(map(str, pwm_pins))})"
         )
-    return f"{head} pwm {pin}"
+    return f"pwm {pin}"
 
 
-def _output_line(slot: SignalSlot, wiring: RobotWiring, handler: Handler | None) -> str:
+def _plain_output(slot: SignalSlot, wiring: RobotWiring) -> str:
     key, spec = f"{slot.device}.{slot.name}", slot.spec
-    kind = "float" if spec.type is SignalType.FLOAT else "int"
-    head = f"out {slot.id} {kind} {_number(spec.min)} {_number(spec.max)} {_number(spec.default)}"
-    if handler is None:
-        if spec.mode in (PinMode.PWM, PinMode.ANALOG):
-            return f"{head} adc {_adc_channel(wiring, key)} {_units_to_mv(slot)!r}"
-        return f"{head} level {_digital(wiring, key)}"
-    if handler.template in SONAR_KINDS:
-        kind, names = SONAR_KINDS[handler.template]
-        pins = " ".join(str(_digital(wiring, f"{slot.device}.{name}")) for name in names)
-        return f"{head} {kind} {pins}"
-    if handler.template == "hmc5883l":
+    if spec.mode in (PinMode.PWM, PinMode.ANALOG):
+        return f"adc {_adc_channel(wiring, key)} {_units_to_mv(slot)!r}"
+    return f"level {_digital(wiring, key)}"
+
+
+#: What a coupling kind's arguments after its pins are made of: the signal, and the
+#: device's parameters (the config's defaults, over them the instance's).
+KindArgs = Callable[[SignalSlot, Mapping[str, float]], str]
+
+
+@dataclass(frozen=True)
+class CouplingKind:
+    """How the harness serves the signals of a device with a handler template.
+
+    The coupling line of each signal is ``<kind> <pins> <args>``: the device's
+    ``pins`` (handler pin names, in the kind's order) as the board's pin numbers,
+    then what ``args`` makes of the signal and the device's parameters.
+    """
+
+    #: The harness's kind (firmware/simavr, one C file per family).
+    kind: str
+    #: The direction its signals have (seen from the simulator).
+    direction: Direction
+    #: Handler pins in the order of the coupling line.
+    pins: tuple[str, ...] = ()
+    args: KindArgs | None = None
+    #: An I2C part: its ``sda`` and ``scl`` pins must be the board's TWI pins.
+    twi: bool = False
+
+
+def _signal_name(slot: SignalSlot, _params: Mapping[str, float]) -> str:
+    return slot.name
+
+
+def _mpu6050_args(slot: SignalSlot, params: Mapping[str, float]) -> str:
+    return f"{MPU6050_ADDRESS + int(params.get('ad0', 0)):#x} {slot.name}"
+
+
+def _ws2812_args(slot: SignalSlot, _params: Mapping[str, float]) -> str:
+    match = re.fullmatch(r"led(\d+)_([rgb])", slot.name)
+    if match is None:
+        raise HilSimError(
+            f"{slot.device}.{slot.name}: a ws2812 signal is named led<index>_r, _g or _b (led0_g...)"
+        )
+    return f"{int(match.group(1))} {match.group(2)}"
+
+
+def _button_args(_slot: SignalSlot, params: Mapping[str, float]) -> str:
+    return f"{_number(params.get('bounce_us', 0))} {int(params.get('bounces', 0))}"
+
+
+#: Handler templates the harness models (template name -> how), one line per device.
+HANDLER_KINDS: Mapping[str, CouplingKind] = {
+    "hc_sr04": CouplingKind("echo", Direction.OUTPUT, ("trigger", "echo")),
+    "ping": CouplingKind("ping", Direction.OUTPUT, ("signal",)),
+    "hmc5883l": CouplingKind(
+        "hmc5883l", Direction.OUTPUT, args=lambda *_: f"{HMC5883L_ADDRESS:#x}", twi=True
+    ),
+    "quadrature_encoder": CouplingKind("quadrature", Direction.OUTPUT, ("a", "b")),
+    "single_channel_encoder": CouplingKind("pulses", Direction.OUTPUT, ("signal",)),
+    "servo": CouplingKind("servo", Direction.INPUT, ("signal",)),
+    "buzzer": CouplingKind("tone", Direction.INPUT, ("signal",)),
+    "ws2812": CouplingKind("ws2812", Direction.INPUT, ("din",), _ws2812_args),
+    "mpu6050": CouplingKind("mpu6050", Direction.OUTPUT, args=_mpu6050_args, twi=True),
+    "ir_receiver_nec": CouplingKind("nec", Direction.OUTPUT, ("out",), _signal_name),
+    "push_button": CouplingKind("button", Direction.OUTPUT, ("contact",), _button_args),
+}
+
+
+def device_params(config: DeviceConfig) -> dict[str, ParamSpec]:
+    """The parameters a device config declares, each a :class:`ParamSpec`.
+
+    They are ``table.params``: name -> default, min, max, unit, description.
+
+    Raises:
+        HilSimError: a malformed declaration; names the config and the parameter.
+    """
+    declared = config.table.get("params", {})
+    where = f"{config.source}: device {config.name}: table.params"
+    if not isinstance(declared, dict):
+        raise HilSimError(f"{where}: expected {{name: {{default, min, max, unit, description}}}}")
+    specs: dict[str, ParamSpec] = {}
+    for name, entry in declared.items():
+        values = [entry.get(k) if isinstance(entry, dict) else None for k in ("default", "min", "max")]
+        numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(numbers) != 3:
+            raise HilSimError(f"{where}.{name}: expected numbers default, min and max")
+        default, low, high = numbers
+        if not low <= default <= high:
+            raise HilSimError(f"{where}.{name}: default {default:g} outside [{low:g}, {high:g}]")
+        text = f"{entry.get('description', '')} ({entry.get('unit', '')})".replace(" ()", "")
+        specs[name] = ParamSpec(name, default, text, low, high)
+    return specs
+
+
+def _params_of(
+    device: str, config: DeviceConfig, overrides: Mapping[str, Mapping[str, float]]
+) -> dict[str, float]:
+    specs = device_params(config)
+    values = {name: float(spec.default) for name, spec in specs.items()}  # type: ignore[arg-type]
+    for name, value in overrides.get(device, {}).items():
+        if name not in specs:
+            known = ", ".join(sorted(specs)) or "none"
+            raise HilSimError(f"{device}: device {config.name} has no parameter {name!r} (it has: {known})")
+        try:
+            values[name] = float(specs[name].validate(value, node=device))  # type: ignore[arg-type]
+        except HilBridgeError as exc:
+            raise HilSimError(str(exc)) from exc
+    return values
+
+
+def _handler_line(
+    slot: SignalSlot, wiring: RobotWiring, handler: Handler, params: Mapping[str, float]
+) -> str:
+    coupling = HANDLER_KINDS.get(handler.template)
+    if coupling is None:
+        known = ", ".join(sorted(HANDLER_KINDS))
+        raise HilSimError(
+            f"{slot.device}: the simavr harness has no model of handler {handler.template!r}"
+            f" (it models: {known})"
+        )
+    if slot.spec.direction is not coupling.direction:
+        raise HilSimError(
+            f"{slot.device}.{slot.name}: handler {handler.template} serves {coupling.direction.value}"
+            f" signals, this one is {slot.spec.direction.value}"
+        )
+    if coupling.twi:
         board = wiring.spec
         for name, number in {"sda": board.sda, "scl": board.scl}.items():
             if _digital(wiring, f"{slot.device}.{name}") != number:
                 raise HilSimError(
                     f"{wiring.source}: pins.{slot.device}.{name} must be {board.pin_name(number)} (TWI)"
                 )
-        return f"{head} hmc5883l {HMC5883L_ADDRESS:#x}"
-    raise HilSimError(f"{slot.device}: the simavr harness has no model of handler {handler.template!r}")
+    parts = [coupling.kind, *(str(_digital(wiring, f"{slot.device}.{name}")) for name in coupling.pins)]
+    if coupling.args is not None:
+        parts.append(coupling.args(slot, params))
+    return " ".join(parts)
 
 
-def coupling_text(layout: SignalLayout, wiring: RobotWiring, *, period: float = 0.005) -> str:
+def coupling_text(
+    layout: SignalLayout,
+    wiring: RobotWiring,
+    *,
+    period: float = 0.005,
+    params: Mapping[str, Mapping[str, float]] | None = None,
+) -> str:
     """The harness's coupling file: every signal of ``layout`` in frame order, with its pins.
 
-    Pins are those of ``wiring.board``. INPUT signals (MCU -> simulator) are measured
-    on their pins: PWM mode as the duty of the timer output, the rest as levels.
-    OUTPUT signals drive the MCU: the ``hc_sr04`` handler (pins trigger, echo) and the
-    single-pin ``ping`` handler (pin signal) as echo pulses, the HMC5883L handler on
-    the TWI bus, analog modes as ADC millivolts (unit V or ADC counts), digital modes
-    as pin levels.
+    Pins are those of ``wiring.board``. A device with a handler template the harness
+    models (:data:`HANDLER_KINDS`) is served by that kind, on the handler's pins:
+    ultrasonic rangers (``hc_sr04``: trigger, echo; ``ping``: signal), I2C parts on
+    the TWI pins (``hmc5883l``, ``mpu6050``), wheel encoders (``quadrature_encoder``:
+    a, b; ``single_channel_encoder``: signal), pulses the firmware drives
+    (``servo``, ``buzzer``: signal), ``ws2812`` LEDs (din), an NEC IR receiver
+    (``ir_receiver_nec``: out) and a bouncing ``push_button`` (contact). Other
+    INPUT signals (MCU -> simulator) are measured on their pins: PWM mode as the
+    duty of the timer output, the rest as levels; other OUTPUT signals drive the MCU:
+    analog modes as ADC millivolts (unit V or ADC counts), digital modes as pin levels.
+
+    Args:
+        layout: the device set in frame order.
+        wiring: the board and which pin serves each signal or handler pin.
+        period: the signal link's frame period in seconds.
+        params: per device instance, parameters over the defaults its config declares
+            (``table.params``: ``push_button`` bounce_us and bounces, ``mpu6050``
+            ad0).
 
     Raises:
-        HilSimError: a signal without a pin, a pin that cannot do the job, or a signal
-            the harness cannot serve; the message names the wiring file and key.
+        HilSimError: a signal without a pin, a pin that cannot do the job, a signal
+            the harness cannot serve, or a parameter the device does not have or out
+            of its range; the message names the wiring file and key, or the device.
     """
     if not 0.0005 <= period <= 1.0:
         raise HilSimError(f"signal period {period!r} s is outside 0.0005..1")
-    handlers = {d.name: d.config.handler for d in layout.devices}
+    overrides = params or {}
+    unknown = sorted(set(overrides) - {d.name for d in layout.devices})
+    if unknown:
+        raise HilSimError(f"parameters for {', '.join(unknown)}: no such device in the set")
+    configs = {d.name: d.config for d in layout.devices}
+    values = {name: _params_of(name, config, overrides) for name, config in configs.items()}
     lines = ["# hil_simavr coupling, written by hil_sim.core.simavr", f"period_us {round(period * 1e6)}"]
     for slot in layout.slots:
-        if slot.spec.direction is Direction.INPUT:
-            lines.append(_input_line(slot, wiring))
+        spec, handler = slot.spec, configs[slot.device].handler
+        if spec.direction is Direction.INPUT:
+            head = f"in {slot.id} {_number(spec.min)} {_number(spec.max)}"
         else:
-            lines.append(_output_line(slot, wiring, handlers.get(slot.device)))
+            kind = "float" if spec.type is SignalType.FLOAT else "int"
+            head = f"out {slot.id} {kind} {_number(spec.min)} {_number(spec.max)} {_number(spec.default)}"
+        if handler is not None:
+            body = _handler_line(slot, wiring, handler, values[slot.device])
+        elif spec.direction is Direction.INPUT:
+            body = _plain_input(slot, wiring)
+        else:
+            body = _plain_output(slot, wiring)
+        lines.append(f"{head} {body}")
     return "\n".join(lines) + "\n"
 
 
