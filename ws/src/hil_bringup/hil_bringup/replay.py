@@ -23,12 +23,18 @@ from typing import Any
 from geometry_msgs.msg import Twist
 from std_msgs.msg import String
 
-from hil_bringup.core.bag import read_bag, run_options
+from hil_bringup.core.bag import RUN_KEY, read_bag, run_options
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.errors import HilBringupError
 from hil_bringup.runner import GraphRunner
+from hil_bringup.scenario_runner import RUN_ERRORS
+from hil_sim.core.build import world_path
+from hil_sim.errors import HilSimError
 
 INPUT_TOPICS = ("/cmd_vel", "/robotCommand")
+#: Largest step (s) between two odom stamps of a sound bag: the simulator publishes
+#: odom every few milliseconds of simulated time.
+STAMP_GAP_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -50,34 +56,79 @@ def replay(bag: str | Path) -> Comparison:
     """Replay ``bag``'s inputs in a fresh lockstep run and compare odom.
 
     Raises:
-        HilBringupError: the bag is unreadable or was not recorded from a HIL run.
+        HilBringupError: the bag is unreadable or damaged, was not recorded from a HIL
+            run, or its run cannot be rebuilt (a recorded file is missing or refused).
+    """
+    options = recorded_options(bag)
+    inputs: list[tuple[float, str, Any]] = []
+    trajectory: list[tuple[float, float, float]] = []
+    prefix = f"/{options.namespace}" if options.namespace else ""
+    odom_topic = f"{prefix}/odom"
+    previous = 0.0
+    for topic, stamp, message in read_bag(bag, (*(prefix + t for t in INPUT_TOPICS), odom_topic)):
+        if topic == odom_topic:
+            sec, nanosec = message.header.stamp.sec, message.header.stamp.nanosec
+            t = sec + nanosec * 1e-9
+            x, y = message.pose.pose.position.x, message.pose.pose.position.y
+            # Simulated time goes forward a period at a time: a stamp that jumps is damage
+            # (a flipped bit in the last one would have the replay run for ages).
+            sound = nanosec < 1_000_000_000 and previous <= t <= previous + STAMP_GAP_S
+            if not (sound and math.isfinite(x) and math.isfinite(y)):
+                raise HilBringupError(
+                    f"{bag}: the bag is damaged: the {odom_topic} message after t = {previous:.3f} s "
+                    f"says t = {t:.6g} s, x = {x:.6g} m, y = {y:.6g} m"
+                )
+            trajectory.append((t, x, y))
+            previous = t
+        else:
+            inputs.append((stamp * 1e-9, topic, message))
+    if not trajectory:
+        raise HilBringupError(f"{bag}: no {odom_topic} messages to compare with")
+    return _run(bag, options, inputs, trajectory)
+
+
+def recorded_options(bag: str | Path) -> GraphOptions:
+    """The options ``bag``'s run was recorded with, for a lockstep replay.
+
+    Raises:
+        HilBringupError: no run options in the bag, a value of the wrong type or out
+            of range, or a file they name (world, firmware) that is not there.
     """
     recorded = run_options(bag)
+    metadata = Path(bag) / "metadata.yaml"
     if not recorded:
         raise HilBringupError(
             f"{bag}: no HIL run options in the bag's metadata (not recorded by hil_sim_runner?)"
         )
     known = {f.name for f in fields(GraphOptions)}
-    options = GraphOptions(**{k: v for k, v in recorded.items() if k in known} | {"rtf": 0.0, "record": ""})
-    inputs: list[tuple[float, str, Any]] = []
-    trajectory: list[tuple[float, float, float]] = []
-    prefix = f"/{options.namespace}" if options.namespace else ""
-    odom_topic = f"{prefix}/odom"
-    for topic, stamp, message in read_bag(bag, (*(prefix + t for t in INPUT_TOPICS), odom_topic)):
-        if topic == odom_topic:
-            t = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
-            trajectory.append((t, message.pose.pose.position.x, message.pose.pose.position.y))
-        else:
-            inputs.append((stamp * 1e-9, topic, message))
-    if not trajectory:
-        raise HilBringupError(f"{bag}: no {odom_topic} messages to compare with")
-    return _run(options, inputs, trajectory)
+    values = {k: v for k, v in recorded.items() if k in known} | {"rtf": 0.0, "record": ""}
+    try:  # GraphOptions checks each value's type, choice and range
+        options = GraphOptions(**values)
+    except HilBringupError as exc:
+        raise HilBringupError(f"{metadata}: custom_data.{RUN_KEY}: {exc}") from None
+    try:
+        world = world_path(options.world) if options.world else None
+    except HilSimError as exc:
+        raise HilBringupError(f"{metadata}: custom_data.{RUN_KEY}.world: {exc}") from None
+    for name, what, path in (("world", "world file", world), ("firmware", "firmware", options.firmware)):
+        if path and not Path(path).is_file():
+            raise HilBringupError(
+                f"{bag}: the run's {what} {path} is missing (recorded as {name} in "
+                f"{metadata}); the replay rebuilds the run from it"
+            )
+    return options
 
 
 def _run(
-    options: GraphOptions, inputs: list[tuple[float, str, Any]], trajectory: list[tuple[float, float, float]]
+    bag: str | Path,
+    options: GraphOptions,
+    inputs: list[tuple[float, str, Any]],
+    trajectory: list[tuple[float, float, float]],
 ) -> Comparison:
-    runner = GraphRunner(options)
+    try:
+        runner = GraphRunner(options)
+    except RUN_ERRORS as exc:
+        raise HilBringupError(f"{bag}: cannot rebuild the recorded run: {exc}") from None
     pending, expected = list(inputs), list(trajectory)
     loop = runner.loop
 
@@ -101,6 +152,8 @@ def _run(
                 _, x, y = expected.pop(0)
                 deviations.append(math.hypot(float(sim.x[0]) - x, float(sim.y[0]) - y))
             runner.step()
+    except RUN_ERRORS as exc:  # the physics went unstable in the recorded world, say
+        raise HilBringupError(f"{bag}: the replayed run failed at {sim.time:.3f} s: {exc}") from None
     finally:
         runner.stop()
     return Comparison(

@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import rclpy
@@ -55,6 +56,7 @@ from hil_bringup.core.link_faults import make_proxy
 from hil_bringup.description_node import DescriptionNode
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
+from hil_sim.core.build import world_path
 from hil_sim.sim_node import SimNode
 from hil_sim.simavr_mcu_node import SimavrMcuNode
 from hil_sim.virtual_mcu_node import VirtualMcuNode
@@ -142,6 +144,19 @@ def _build(spec: NodeSpec, context: rclpy.Context) -> Node:
     return node
 
 
+def recorded_options(options: GraphOptions) -> dict[str, Any]:
+    """The options a bag keeps of its run, for a replay (not :data:`RUN_LOCAL`).
+
+    Files by absolute path, as a replay may start in another folder; the name of one
+    of hil_sim's worlds stays a name.
+    """
+    run = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
+    if run["world"] and world_path(run["world"]) == Path(run["world"]):
+        run["world"] = str(Path(run["world"]).resolve())
+    run["firmware"] = run["firmware"] and str(Path(run["firmware"]).resolve())
+    return run
+
+
 class GraphRunner:
     """The nodes of one run in this process, and the ptys between them."""
 
@@ -176,7 +191,7 @@ class GraphRunner:
                     context=self.context,
                     parameter_overrides=_parameters({"use_sim_time": options.use_sim_time}),
                 )
-                recorder.run_options = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
+                recorder.run_options = recorded_options(options)
                 # Operator inputs as the loop took them, not as a second DDS reader got
                 # them (recorder_node): what a replay needs to repeat the run.
                 for each in self.chains:

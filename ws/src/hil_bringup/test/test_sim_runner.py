@@ -150,3 +150,35 @@ def test_until_done_without_a_task_exits_2_naming_it(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "--until-done" in result.stderr and "MANUAL" in result.stderr
+
+
+#: An MJCF world MuJoCo cannot simulate: a stiff spring on a tiny mass.
+UNSTABLE_MJCF = """<mujoco><worldbody><geom type='plane' size='3 3 0.1'/>
+<body name='spring' pos='1 1 0.5'><joint type='slide' stiffness='1e15' springref='0.1'/>
+<geom size='0.05' mass='1e-6' contype='0' conaffinity='0'/></body></worldbody></mujoco>
+"""
+
+
+@pytest.mark.ros
+def test_a_world_that_goes_unstable_fails_the_run_naming_it_and_still_reports(tmp_path: Path) -> None:
+    (tmp_path / "unstable.xml").write_text(UNSTABLE_MJCF)
+    world = tmp_path / "unstable.yaml"
+    world.write_text("arena: {width: 4.0, height: 4.0}\nmjcf: unstable.xml\n")
+    report = tmp_path / "report"
+    result = subprocess.run(
+        runner_command(
+            "--headless", "--rtf", "0", "--duration", "60", "--physics", "mujoco",
+            "--world", str(world), "--report-dir", str(report),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("hil_sim_runner: sim failed: ")]
+    assert f"world {world}" in line and "numerically unstable" in line and "QACC" in line
+    metrics = json.loads((report / "metrics.json").read_text())
+    assert "numerically unstable" in metrics["failure"]
+    assert metrics["sim_duration_s"] < 1.0  # stopped at once, not after the 60 s

@@ -274,6 +274,40 @@ def test_a_bad_urdf_is_named_with_its_element(tmp_path: Path, edit: object, mess
         build_simulation(EMPTY, physics="mujoco", urdf=path)
 
 
+#: MJCF worlds MuJoCo cannot simulate: (name, world, words in the error).
+UNSTABLE_WORLDS = [
+    (
+        "stiff spring on a tiny mass",
+        "<mujoco><worldbody><geom type='plane' size='3 3 0.1'/>"
+        "<body name='spring' pos='1 1 0.5'><joint type='slide' stiffness='1e15' springref='0.1'/>"
+        "<geom size='0.05' mass='1e-6' contype='0' conaffinity='0'/></body></worldbody></mujoco>",
+        ["QACC", "body 'spring'"],
+    ),
+    (
+        "absurd gravity",
+        "<mujoco><option gravity='0 0 -1e12'/><worldbody><geom type='plane' size='3 3 0.1'/>"
+        "</worldbody></mujoco>",
+        ["QACC", "body 'robot_0/base_link'"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("mjcf", "words"), [c[1:] for c in UNSTABLE_WORLDS], ids=[c[0] for c in UNSTABLE_WORLDS]
+)
+def test_a_world_that_goes_unstable_stops_naming_the_world_and_mujocos_warning(
+    tmp_path: Path, mjcf: str, words: list[str]
+) -> None:
+    path = world_file(tmp_path, mjcf)
+    sim = build_simulation(path, physics="mujoco")
+    with pytest.raises(HilSimError) as caught:
+        sim.step(1000)  # MuJoCo resets its data and runs on: the robot would look pinned
+    message = str(caught.value)
+    # Stopped in the first block of steps, not a second later.
+    for word in [f"world {path}", f"MJCF {tmp_path / 'arena.xml'}", "unstable by t = 0.0", *words]:
+        assert word in message, message
+
+
 def test_world_yaml_gives_floor_friction_and_board_mass(tmp_path: Path) -> None:
     world = world_from_mapping(
         {"floor": {"friction": 0.4}, "boards": {"items": [{"x": 1.0, "y": 0.0, "mass": 0.3}]}},

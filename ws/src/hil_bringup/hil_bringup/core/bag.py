@@ -10,7 +10,9 @@ writes serialized messages as they arrive; :func:`read_bag` reads a bag back as
 from __future__ import annotations
 
 import json
+import struct
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -77,20 +79,56 @@ class BagWriter:
 def read_bag(path: str | Path, topics: Iterable[str] = ()) -> Iterator[tuple[str, int, Any]]:
     """(topic, receive time in ns, message) of a bag, in time order; only ``topics`` if given.
 
+    Every record of the bag is read, wanted or not, and each topic's count checked
+    against metadata.yaml, so damage to the bag's structure is found wherever it is;
+    only the wanted messages are decoded. (rosbags writes no chunk checksums: a
+    flipped byte inside a message that leaves it well formed reads as another value.)
+
     Raises:
-        HilBringupError: not a readable bag.
+        HilBringupError: not a readable bag, or a damaged one; the message names the
+            bag and what is wrong.
     """
     store = typestore()
     wanted = set(topics)
+    counts: Counter[int] = Counter()
     try:
         with Reader(path) as reader:
-            connections = [c for c in reader.connections if not wanted or c.topic in wanted]
-            for connection, stamp, data in reader.messages(connections=connections):
-                yield connection.topic, stamp, store.deserialize_cdr(data, connection.msgtype)
+            for connection, stamp, data in reader.messages():
+                counts[connection.id] += 1
+                if wanted and connection.topic not in wanted:
+                    continue
+                try:
+                    message = store.deserialize_cdr(data, connection.msgtype)
+                except Exception as exc:
+                    raise HilBringupError(
+                        f"{path}: the bag is damaged: a {connection.msgtype} message on "
+                        f"{connection.topic} at {stamp * 1e-9:.3f} s cannot be decoded "
+                        f"({_what_is_wrong(exc.__cause__ or exc)})"
+                    ) from None
+                yield connection.topic, stamp, message
+            for connection in reader.connections:
+                if counts[connection.id] != connection.msgcount:
+                    raise HilBringupError(
+                        f"{path}: the bag is damaged: {counts[connection.id]} {connection.topic} messages "
+                        f"in its data, metadata.yaml says {connection.msgcount}"
+                    )
+    except HilBringupError:
+        raise
     except Exception as exc:
-        if isinstance(exc, HilBringupError):
-            raise
-        raise HilBringupError(f"{path}: cannot read the bag: {exc}") from exc
+        raise HilBringupError(
+            f"{path}: cannot read the bag (damaged, or not a rosbag2 bag): {_what_is_wrong(exc)}"
+        ) from None
+
+
+def _what_is_wrong(exc: BaseException) -> str:
+    """What a reader's or decoder's exception says about the bag, in words."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a name or text that should be UTF-8 is not ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, MemoryError):
+        return "a record claims a size larger than memory"
+    if isinstance(exc, (struct.error, OverflowError, ValueError, OSError, IndexError, KeyError)):
+        return f"a malformed record ({type(exc).__name__}: {exc})"
+    return str(exc) or type(exc).__name__
 
 
 def run_options(path: str | Path) -> dict[str, Any]:

@@ -30,6 +30,7 @@ of its inputs, and the sensors' noise comes seeded from the simulation as with
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,9 +76,30 @@ _FOUND_DIST_POS = (
 _SLOT = 5
 #: Contacts this low (m) are with the floor (a tipped robot's disc), which no bumper feels.
 FLOOR_CONTACT_Z = 0.01
-#: The ball caster's sliding friction (it rolls).
+#: MuJoCo's warnings, each of which leaves its state unusable: a bad qpos, qvel or qacc
+#: (MuJoCo then resets the data and runs on: the robots back at their starts, looking
+#: pinned), a bad control, a singular inertia, contacts or constraints dropped for want
+#: of memory. Any of them stops the run (:meth:`MujocoPhysics.advance`).
+WARNINGS = tuple(mujoco.mjtWarning(k) for k in range(int(mujoco.mjtWarning.mjNWARNING)))
+#: Warnings whose info is a degree of freedom (named in the message by its body).
+_DOF_WARNINGS = frozenset(
+    {mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_INERTIA}
+)
 #: The links of the robot's URDF the backend needs.
 BASE, WHEELS, CASTER = "base_link", ("left_wheel", "right_wheel"), "caster"
+
+
+def _print_warning(message: str) -> None:
+    """MuJoCo's warnings to stderr, and nowhere else.
+
+    Its own handler would also append each one to ``MUJOCO_LOG.TXT`` in the working
+    folder (a user's folder, or the repository's in a test). The ones that matter to a
+    run are read from MuJoCo's counters and stop it (:meth:`MujocoPhysics.advance`).
+    """
+    print(f"MuJoCo warning: {message}", file=sys.stderr)
+
+
+mujoco.set_mju_user_warning(_print_warning)
 
 
 def default_urdf() -> Path:
@@ -415,7 +437,31 @@ class MujocoPhysics:
             if d.sensordata[found].any():
                 self._touched(start + (step + 1) * self.dt, touch)
         motors.current = current
+        self._check_warnings(start + steps * self.dt)
         self._read_state()
+
+    def _check_warnings(self, now: float) -> None:
+        """Stop on any of MuJoCo's :data:`WARNINGS` in the steps just taken.
+
+        Raises:
+            HilSimError: naming the world, the time and MuJoCo's warning.
+        """
+        for kind in WARNINGS:
+            stat = self.data.warning[kind]
+            if not stat.number:
+                continue
+            text = mujoco.mju_warningText(kind, stat.lastinfo).rstrip(".")
+            if kind in _DOF_WARNINGS and 0 <= stat.lastinfo < self.model.nv:
+                body = self.model.body(self.model.dof_bodyid[stat.lastinfo]).name
+                text += f"; DOF {stat.lastinfo} moves body {body!r}"
+            world = f"world {self.world.source}" if self.world.source else "the world"
+            if self.world.mjcf:
+                world += f" (MJCF {self.world.mjcf})"
+            raise HilSimError(
+                f"{world}: the physics went numerically unstable by t = {now:.3f} s: MuJoCo: {text}. "
+                "MuJoCo would reset the world and run on, so the run stops here; look for an extreme "
+                "mass, inertia, stiffness, force or friction in the world"
+            )
 
     def _touched(self, now: float, touch: Touch) -> None:
         """Report the bumpers' contacts within ``bumper_travel`` (the floor's aside)."""

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -145,6 +145,9 @@ class WorldConfig:
     floor_friction: float = 1.0
     #: An MJCF world file (absolute) replacing walls, boxes and boards; empty: none.
     mjcf: str = ""
+    #: The file the world was read from, for messages (not part of what the world is:
+    #: left out of comparisons); empty: built in code.
+    source: str = field(default="", compare=False)
 
 
 def ring_of_boards(
@@ -565,7 +568,9 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
     )
     boards, board_names = _boards(board_data, source, centre=start)
     friction, mjcf = _physical(top, source, has_objects=bool(boxes or boards))
-    world = WorldConfig(width, height, start, light, tuple(boxes), tuple(boards), threshold, friction, mjcf)
+    world = WorldConfig(
+        width, height, start, light, tuple(boxes), tuple(boards), threshold, friction, mjcf, source=source
+    )
     if not in_arena(world, light.x, light.y):
         raise HilSimError(f"{source}: light: ({light.x:g}, {light.y:g}) is outside the arena")
     _check_layout(
