@@ -5,7 +5,8 @@ All functions are vectorised and pure; the random numbers come in as arguments (
 statistics testable. Tables come from the device library (``hil_bridge/config/
 devices/*.json``), the same files the robot side reads to invert them.
 
-* HC-SR04: nearest echo within a cone, saturating at 200 cm, Gaussian noise.
+* HC-SR04: nearest echo within a cone, within its range (the demo's saturates at
+  200 cm), Gaussian noise.
 * Sharp GP2Y0A02YK0F: 6 degree cone cast as rays; voltage from the distance table;
   with probability p scaled down by U[0, bound], with p scaled up, else exact.
 * GL5506 photoresistor: inverse-square intensity times the angular response table,
@@ -14,6 +15,8 @@ devices/*.json``), the same files the robot side reads to invert them.
   likely) by U[0, bound].
 * HMC5883L: the earth field (north along world +y, pointing down) in the body frame
   with Gaussian noise; heading = atan2(by, bx), clockwise from north.
+
+The device model kinds (:mod:`hil_sim.core.devices`) apply them to each device.
 """
 
 from __future__ import annotations
@@ -122,27 +125,16 @@ class PhotoresistorModel:
         return clip(reading * scale, 0.0, ADC_MAX)
 
 
-@dataclass(frozen=True)
-class RangerSpec:
-    """A cone ranger mounted on the robot: body-frame position and axis, cone and rays."""
-
-    x: float
-    y: float
-    yaw: float
-    half_angle: float
-    rays: int
-
-
-def cone_directions(spec: RangerSpec) -> Array:
-    """Body-frame angles of the rays spread evenly across the cone."""
-    if spec.rays == 1:
-        return np.array([spec.yaw])
-    return spec.yaw + np.linspace(-spec.half_angle, spec.half_angle, spec.rays)
-
-
-def ultrasonic_cm(nearest_m: Array, noise: Array, *, sigma_cm: float) -> Array:
-    """HC-SR04 reading: nearest echo plus Gaussian noise, within 2..200 cm."""
-    return clip(nearest_m * 100.0 + sigma_cm * noise, 2.0, ULTRASONIC_MAX_CM)
+def ultrasonic_cm(
+    nearest_m: Array,
+    noise: Array,
+    *,
+    sigma_cm: float | Array,
+    low: float | Array = 2.0,
+    high: float | Array = ULTRASONIC_MAX_CM,
+) -> Array:
+    """An ultrasonic ranger's reading: nearest echo plus Gaussian noise, within ``low``..``high`` cm."""
+    return clip(nearest_m * 100.0 + sigma_cm * noise, low, high)
 
 
 def adc_counts(voltage: Array) -> Array:
@@ -202,16 +194,3 @@ def light_readings(
     to_y = light[1] - (y[:, None] + radius * np.sin(place))
     clean = model.reading(np.hypot(to_x, to_y), np.arctan2(to_y, to_x) - heading, light[2])
     return np.rint(model.with_error(clean, picks[..., 0], picks[..., 1], picks[..., 2]))
-
-
-def bumper_sectors(
-    bearing: Array, *, half_angle: float, overlap: float
-) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """Which switch (left, right) a contact at ``bearing`` (rad, body frame, in [-pi, pi)) closes.
-
-    The two sectors overlap by ``overlap`` either side of straight ahead, so a head-on
-    hit closes both.
-    """
-    left = (bearing >= -overlap) & (bearing <= half_angle)
-    right = (bearing <= overlap) & (bearing >= -half_angle)
-    return left, right

@@ -29,7 +29,7 @@ import numpy as np
 from hil_sim.core.devices.base import Array, DeviceModel, IndexArray, Mounts, Param, Scene
 from hil_sim.core.physics import Rays
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
-from hil_sim.core.sensors import SharpIrModel, clip
+from hil_sim.core.sensors import SharpIrModel, ultrasonic_cm
 from hil_sim.errors import HilSimError
 
 #: Shortest ray cast (m): the demo's rangers (2 m, 1.5 m) have always been cast this far.
@@ -159,8 +159,13 @@ class Ranger(DeviceModel):
             if self._sonic_noise is None:
                 self._sonic_noise = np.concatenate([self.normal_columns[k] for k in sonic])
             noise = normal[:, self._sonic_noise]
-            reading = nearest[:, sonic] * 100.0 + self.sigma[sonic] * noise
-            out[:, sonic, self.column("distance")] = clip(reading, self.low[sonic], self.high[sonic])
+            out[:, sonic, self.column("distance")] = ultrasonic_cm(
+                nearest[:, sonic],
+                noise,
+                sigma_cm=self.sigma[sonic],
+                low=self.low[sonic],
+                high=self.high[sonic],
+            )
         for k, ir in self.ir:
             pick = uniform[:, self.uniform_columns[k]]
             volts = ir.with_error(ir.voltage(nearest[:, k] * 100.0), pick[:, 0], pick[:, 1])
