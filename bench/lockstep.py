@@ -85,7 +85,9 @@ def physics_core(seconds: float, *, repeats: int = 3) -> float:
     best = float("inf")
     for _ in range(repeats):
         sim = build_simulation(load_world(WORLDS / "demo.yaml"))
-        sim.set_pins([[700.0, 1024.0]], [[1.0, 1.0]], [[0.0, 0.0]])
+        for side, enable in (("left", 700.0), ("right", 1024.0)):
+            sim.set_input(f"motor_{side}.enable", enable)
+            sim.set_input(f"motor_{side}.a", 1.0)
         start = time.perf_counter()
         for _ in range(round(seconds / 0.005)):
             sim.step(5)

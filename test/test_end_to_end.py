@@ -19,7 +19,7 @@ from hil_bridge import qos
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.runner import GraphRunner
 from hil_sim.core.motor import MotorBank
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.robot_model import demo_robot
 
 #: The demo task's limit: with seed 0 the six boards fell by 25.6 s of simulated time
 #: (virtual MCU) and 27.1 s (firmware in simavr), about 30 s on MuJoCo, when this was
@@ -55,13 +55,13 @@ def run_until(runner: GraphRunner, condition: object, *, limit: float, what: str
 
 def predicted_distance(enable: float, seconds: float) -> float:
     """How far the motor model alone drives the robot from rest at this enable duty."""
-    robot = RobotParams()
+    robot = demo_robot()
     bank = MotorBank(robot.motor, (2,), load_inertia=robot.load_inertia, dt=0.001)
     voltage = np.full(2, enable / 1024 * robot.motor.supply_voltage)
     distance = 0.0
     for _ in range(round(seconds * 1000)):
         bank.step(voltage, np.ones(2, dtype=bool))
-        distance += float(bank.speed.mean()) / robot.motor.gear_ratio * robot.wheel_radius * 0.001
+        distance += float(bank.speed.mean()) / robot.motor.gear_ratio * robot.body.wheel_radius * 0.001
     return distance
 
 
@@ -75,11 +75,11 @@ def test_cmd_vel_moves_the_robot_as_far_as_the_motor_model_predicts(make_runner:
         runner: GraphRunner = make_runner(behaviour="")  # type: ignore[operator]
         twist = Twist()
         twist.linear.x = 0.3
-        pins = runner.sim.pins.motors
+        sim = runner.sim.sim
 
         def motors_on() -> bool:
             cmd_vel.publish(twist)
-            return bool(pins[0, :, 0].min() > 0)
+            return bool(min(sim.input("motor_left.enable")[0], sim.input("motor_right.enable")[0]) > 0)
 
         run_until(runner, motors_on, limit=10.0, what="the cmd_vel reaching the motor pins")
         start_x = float(runner.sim.sim.x[0])
@@ -91,7 +91,7 @@ def test_cmd_vel_moves_the_robot_as_far_as_the_motor_model_predicts(make_runner:
             if not enable and runner.sim.sim.time > end - 0.9:
                 # The duty a bridge measures settles within two PWM periods (1 ms each):
                 # the firmware's first frame can carry a partial one.
-                enable = float(pins[0, 0, 0])
+                enable = float(sim.input("motor_left.enable")[0])
         moved = float(runner.sim.sim.x[0]) - start_x
         expected = predicted_distance(enable, 1.0)
         assert abs(moved - expected) <= 0.10 * expected, (

@@ -26,11 +26,11 @@ from std_msgs.msg import Float64
 
 from hil_bridge import qos
 from hil_sim.core.gz_adapter import bridged_topics, scan_specs
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.robot_model import demo_robot
 from support.ros_probe import RosProbe
 
 TOPICS = bridged_topics("torque")
-ROBOT = RobotParams()
+ROBOT = demo_robot()
 
 
 def module(name: str, *params: str) -> list[str]:

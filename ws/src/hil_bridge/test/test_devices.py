@@ -48,6 +48,11 @@ def test_device_library_ships_every_device_of_the_design() -> None:
         "ir_receiver_nec",
         "push_button",
         "l298n",
+        "tb6612fng",
+        "drv8833",
+        "l9110s",
+        "pwm_dir_driver",
+        "cr_servo_wheel",
         "line_sensor_analog",
         "line_sensor_digital",
     }

@@ -4,7 +4,7 @@
     hil_gazebo export --world my_world.yaml --out gz --drive velocity --check
 
 ``--world`` is a world YAML file or the name of one of hil_sim's worlds (demo,
-empty); the robot is hil_bringup's URDF unless ``--urdf`` names another. A
+empty); the robot is the demo robot's URDF (generated from its model) unless ``--urdf`` names another. A
 world.sdf, robot.sdf or bridge.yaml already in ``--out`` that the export did not
 write is left alone (exit 2) unless ``--force``. ``--check``
 runs SDFormat's own checker (``gz sdf -k`` or ``ign sdf -k``) on both SDF files.
@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     command = sub.add_parser("export", help="write world.sdf, robot.sdf and bridge.yaml")
     command.add_argument("--world", default="demo", help="world YAML file or hil_sim world name (demo)")
     command.add_argument("--out", type=Path, required=True, help="folder to write into (made if missing)")
-    command.add_argument("--urdf", type=Path, help="robot URDF (default: hil_bringup's hil_robot.urdf)")
+    command.add_argument("--urdf", type=Path, help="robot URDF (default: generated from the robot model)")
     command.add_argument(
         "--drive", choices=DRIVES, default="torque", help="how the adapter drives the wheels"
     )

@@ -101,7 +101,7 @@ class HilSession:
     def wheel_speeds(self) -> tuple[float, float]:
         """Robot 0's (left, right) wheel speeds (rad/s), as ``joint_states`` has them."""
         sim = self.sim
-        gear = sim.robot.motor.gear_ratio
+        gear = sim.models[0].motor.gear_ratio
         left, right = sim.motors.speed[0]
         return float(left) / gear, float(right) / gear
 

@@ -36,7 +36,7 @@ from hil_bringup.core.urdf import links, load_urdf
 from hil_bringup.errors import HilBringupError
 from hil_bringup.gazebo_tool import main as hil_gazebo
 from hil_sim.core.gz_adapter import DRIVES, MODEL_NAME, bridged_topics, scan_specs
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.robot_model import demo_robot
 from hil_sim.core.world import WALL_HEIGHT, WorldConfig, load_world
 from hil_sim.errors import HilSimError
 
@@ -44,7 +44,7 @@ SRC = Path(__file__).resolve().parents[2]
 PACKAGE = SRC / "hil_bringup"
 URDF = PACKAGE / "urdf" / "hil_robot.urdf"
 WORLDS = sorted((SRC / "hil_sim" / "worlds").glob("*.yaml"))
-ROBOT = RobotParams()
+ROBOT = demo_robot()
 
 needs_checker = pytest.mark.skipif(
     sdf_checker() is None,
@@ -152,7 +152,7 @@ def test_robot_keeps_the_urdfs_mass_and_adds_the_rotors_and_gearbox_to_the_wheel
     names = [link.get("name") for link in model.findall("link")]
     assert names == ["base_link", "left_wheel", "right_wheel"]  # fixed links merged into the body
     masses = [float(link.findtext("inertial/mass") or 0) for link in model.findall("link")]
-    assert sum(masses) == pytest.approx(ROBOT.mass)
+    assert sum(masses) == pytest.approx(ROBOT.body.mass)
     urdf_wheel = next(link for link in links(load_urdf(URDF)) if link.name == "left_wheel").inertial
     assert urdf_wheel is not None
     rotor = ROBOT.motor.rotor_inertia * ROBOT.motor.gear_ratio**2
@@ -179,16 +179,18 @@ def test_sensors_sit_where_the_simulator_has_them_and_cast_its_cones() -> None:
     sensors = {s.get("name"): s for s in root.iter("sensor")}
     assert set(sensors) == {"ultrasonic", "ir", "bumper", "mag"}
     specs = scan_specs(ROBOT, sensor_rate=50.0)
-    for name, ranger in (("ultrasonic", ROBOT.ultrasonic), ("ir", ROBOT.ir)):
+    for name in ("ultrasonic", "ir"):
+        ranger = ROBOT.device(name)
         sensor = sensors[name]
         assert sensor.get("type") == "gpu_lidar"
         x, y, *_ = floats(sensor.findtext("pose"))
-        assert (x, y) == pytest.approx((ranger.x, ranger.y))
+        assert (x, y) == pytest.approx((ranger.mount.x, ranger.mount.y))
         horizontal = sensor.find("lidar/scan/horizontal")
         assert horizontal is not None
-        assert int(horizontal.findtext("samples") or 0) == ranger.rays
+        assert int(horizontal.findtext("samples") or 0) == ranger.params["rays"]
         low, high = floats(horizontal.findtext("min_angle")), floats(horizontal.findtext("max_angle"))
-        assert (low[0], high[0]) == pytest.approx((-ranger.half_angle, ranger.half_angle))
+        half = math.radians(ranger.params["cone_deg"]) / 2
+        assert (low[0], high[0]) == pytest.approx((-half, half))
         assert floats(sensor.findtext("lidar/range/max")) == [specs[name].range_max]
     # The bumper's fan clears the robot's own visuals (the highest reaches 0.08 m).
     visual_tops = [
@@ -399,9 +401,10 @@ def test_gazebo_launch_description_builds_where_launch_ros_is_installed() -> Non
 
 
 def test_exported_sensor_mounts_match_the_simulators() -> None:
-    # The URDF is the export's source of the mounts, RobotParams the native simulator's.
+    # The URDF is the export's source of the mounts, the robot model the native simulator's.
     root = parse(robot_sdf(load_urdf(URDF), source=str(URDF)))
     sensors = {s.get("name"): floats(s.findtext("pose")) for s in root.iter("sensor")}
-    assert sensors["ultrasonic"][:3] == pytest.approx([ROBOT.ultrasonic.x, ROBOT.ultrasonic.y, 0.07])
-    assert sensors["ir"][:3] == pytest.approx([ROBOT.ir.x, ROBOT.ir.y, 0.055])
+    for name in ("ultrasonic", "ir"):
+        mount = ROBOT.device(name).mount
+        assert sensors[name][:3] == pytest.approx([mount.x, mount.y, mount.z])
     assert np.allclose(sensors["mag"][3:], 0.0)

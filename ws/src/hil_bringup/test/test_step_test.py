@@ -20,7 +20,7 @@ from hil_bringup.core.step_test import (
 )
 from hil_bringup.errors import HilBringupError
 from hil_sim.core.motor import MotorBank
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.robot_model import demo_robot
 from robot_control.core.kinematics import DriveGeometry, twist_to_commands
 
 
@@ -84,7 +84,7 @@ def test_fit_refuses_what_it_cannot_fit_naming_why(
 
 @pytest.mark.parametrize("command", [60, 150, -255])
 def test_model_expectation_is_what_the_motor_bank_does_from_rest(command: int) -> None:
-    robot = RobotParams()
+    robot = demo_robot()
     bank = MotorBank(robot.motor, (1,), load_inertia=robot.load_inertia, dt=0.001)
     voltage = np.full(1, command / 255 * robot.motor.supply_voltage)
     t, speed = [], []

@@ -4,9 +4,9 @@ Takes the MCU's pins from ``hil/signals/to_sim`` and publishes the same sensor s
 as the simulator on ``hil/signals/from_sim``, once per odometry message from Gazebo
 (``signal_rate`` of Gazebo time), stamped with Gazebo's time. From Gazebo, through
 ros_gz_bridge (``bridge.yaml`` of ``hil_gazebo export``): ``odom``
-(nav_msgs/Odometry), ``joint_states`` (sensor_msgs/JointState), ``gz/ultrasonic``,
-``gz/ir``, ``gz/bumper`` (sensor_msgs/LaserScan) and ``mag``
-(sensor_msgs/MagneticField). To Gazebo: the wheel torques on
+(nav_msgs/Odometry), ``joint_states`` (sensor_msgs/JointState), ``gz/<ranger>`` per
+ranger and ``gz/bumper`` (sensor_msgs/LaserScan) and each compass's topic (``mag`` of
+the demo robot; sensor_msgs/MagneticField). To Gazebo: the wheel torques on
 ``gz/left_wheel/cmd_force`` and ``gz/right_wheel/cmd_force`` (std_msgs/Float64, drive
 ``torque``, one pair per joint state) or ``gz/cmd_vel`` (geometry_msgs/Twist, drive
 ``velocity``, one per odometry message). The conversions are
@@ -36,9 +36,8 @@ from hil_bridge.node_runtime import diagnostic_array, run_node
 from hil_bridge.parameters import declare_parameters
 from hil_msgs.msg import Signal, SignalArray
 from hil_sim.core.build import world_path
-from hil_sim.core.gz_adapter import DRIVES, SCANNERS, GzAdapter, bridged_topics
-from hil_sim.core.motor import DriverTable
-from hil_sim.core.sensors import PhotoresistorModel, SharpIrModel
+from hil_sim.core.gz_adapter import DRIVES, GzAdapter, bridged_topics, magnetometers, scanners
+from hil_sim.core.robot_model import RobotModel, demo_robot
 from hil_sim.core.world import load_world
 from hil_sim.errors import HilSimError
 
@@ -96,20 +95,19 @@ def yaw_of(x: float, y: float, z: float, w: float) -> float:
 class GzAdapterNode(Node):
     """Gazebo's topics to the signal side and the MCU's pins to Gazebo's wheels (module docstring)."""
 
+    #: The robot's model the next node adapts (None: the demo robot); set by whoever
+    #: builds the node in its own process before it does.
+    robot: RobotModel | None = None
+
     def __init__(self, **node_options: Any) -> None:
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
         world_file = str(world_path(params.as_str("world")))
-        library = device_library(params.as_strings("device_configs"))
-        for name in ("sharp_ir", "photoresistor", "dc_motor"):
-            if name not in library:
-                raise HilSimError(f"device library has no {name!r} config (needed by the robot model)")
+        robot = self.robot or demo_robot(device_library(params.as_strings("device_configs")))
         self.drive = params.as_str("drive")
         self.core = GzAdapter(
             load_world(world_file),
-            ir=SharpIrModel.from_table(library["sharp_ir"].table),
-            photoresistor=PhotoresistorModel.from_table(library["photoresistor"].table),
-            driver=DriverTable.from_device_table(library["dc_motor"].table),
+            robot=robot,
             drive=self.drive,
             seed=params.as_int("seed"),
             sensor_rate=params.as_float("sensor_rate"),
@@ -117,7 +115,7 @@ class GzAdapterNode(Node):
             physics_rate=params.as_float("physics_rate"),
             pin_timeout=params.as_float("pin_timeout"),
         )
-        topics = bridged_topics(self.drive)
+        topics = bridged_topics(self.drive, robot=robot)
         self.from_sim = self.create_publisher(SignalArray, "hil/signals/from_sim", qos.PUBLISHER)
         self.forces = []
         self.cmd_vel = None
@@ -132,8 +130,9 @@ class GzAdapterNode(Node):
         self.create_subscription(SignalArray, "hil/signals/to_sim", self.on_to_sim, qos.SENSOR)
         self.create_subscription(JointState, topics["joint_states"].ros, self.on_joint_states, qos.SENSOR)
         self.create_subscription(Odometry, topics["odom"].ros, self.on_odometry, qos.SENSOR)
-        self.create_subscription(MagneticField, topics["mag"].ros, self.on_field, qos.SENSOR)
-        for name in SCANNERS:
+        for role in magnetometers(robot):
+            self.create_subscription(MagneticField, topics[role].ros, self.on_field, qos.SENSOR)
+        for name in scanners(robot):
             self.create_subscription(
                 LaserScan, topics[name].ros, lambda m, n=name: self.on_scan(n, m), qos.SENSOR
             )
@@ -170,7 +169,7 @@ class GzAdapterNode(Node):
 
     def on_joint_states(self, message: JointState) -> None:
         """Torque drive: the motors' torques for the wheels' speeds, back to Gazebo."""
-        speeds = self.core.wheel_speeds(message.name, message.velocity)
+        speeds = self.core.wheel_speeds(message.name, message.velocity, message.position)
         if speeds is None or self.drive != "torque":
             return
         self._check_silence()
@@ -182,7 +181,15 @@ class GzAdapterNode(Node):
         pose = message.pose.pose
         q = pose.orientation
         now = seconds(message.header.stamp)
-        self.core.take_odometry(pose.position.x, pose.position.y, yaw_of(q.x, q.y, q.z, q.w), stamp=now)
+        speed = message.twist.twist
+        self.core.take_odometry(
+            pose.position.x,
+            pose.position.y,
+            yaw_of(q.x, q.y, q.z, q.w),
+            stamp=now,
+            v=speed.linear.x,
+            w=speed.angular.z,
+        )
         if self.cmd_vel is not None:
             self._check_silence()
             v, w = self.core.twist(now)
@@ -194,7 +201,7 @@ class GzAdapterNode(Node):
         self.from_sim.publish(signals)
 
     def on_scan(self, name: str, message: LaserScan) -> None:
-        """A lidar standing in for the ultrasonic, the IR or the bumper."""
+        """A lidar standing in for a ranger or the bumpers."""
         if not self.core.take_scan(
             name,
             message.ranges,

@@ -14,33 +14,28 @@ from hil_sim.core.build import build_simulation
 from hil_sim.core.gz_adapter import (
     DRIVES,
     SCAN_RANGE,
-    SCANNERS,
     GzAdapter,
     bridged_topics,
     scan_ranges,
     scan_specs,
+    scanners,
 )
 from hil_sim.core.motor import MotorBank
-from hil_sim.core.sensors import (
-    EarthField,
-    PhotoresistorModel,
-    SharpIrModel,
-    bumper_sectors,
-    cone_directions,
-)
-from hil_sim.core.signals import sensor_signals
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.robot_model import demo_robot
+from hil_sim.core.sensors import EarthField, SharpIrModel
 from hil_sim.core.world import Pose, WorldGeometry, load_world
 from hil_sim.errors import HilSimError
 
 SRC = Path(__file__).resolve().parents[2]
 LIBRARY = load_device_library([SRC / "hil_bridge" / "config" / "devices"])
 IR = SharpIrModel.from_table(LIBRARY["sharp_ir"].table)
-PHOTO = PhotoresistorModel.from_table(LIBRARY["photoresistor"].table)
 DEMO = load_world(SRC / "hil_sim" / "worlds" / "demo.yaml")
-ROBOT = RobotParams()
+ROBOT = demo_robot(LIBRARY)
 MOTOR = ROBOT.motor
 GEAR = MOTOR.gear_ratio
+WHEEL_RADIUS, WHEEL_BASE = ROBOT.body.wheel_radius, ROBOT.body.wheel_base
+BODY_RADIUS, BUMPER_TRAVEL = ROBOT.body.body_radius, ROBOT.body.bumper_travel
+BUMPER_HOLD, ULTRASONIC_SIGMA_CM = 0.05, 0.3
 
 
 def pins(left: tuple[float, float, float], right: tuple[float, float, float]) -> list[tuple[str, str, float]]:
@@ -59,7 +54,7 @@ COAST = (0.0, 1.0, 0.0)
 
 
 def adapter(drive: str = "torque", **options: object) -> GzAdapter:
-    return GzAdapter(DEMO, ir=IR, photoresistor=PHOTO, drive=drive, **options)  # type: ignore[arg-type]
+    return GzAdapter(DEMO, robot=ROBOT, drive=drive, **options)  # type: ignore[arg-type]
 
 
 def test_stall_torque_is_the_motor_models_and_brake_and_coast_follow_the_l298_table() -> None:
@@ -97,15 +92,15 @@ def test_velocity_drive_runs_the_motors_on_gazebos_clock_to_the_native_steady_sp
         v, w = gz.twist(tick * 0.005)
     for _ in range(1000):
         reference.step(voltage, np.ones((1, 2), dtype=bool))
-    assert v == pytest.approx(ROBOT.wheel_radius * reference.speed[0, 0] / GEAR, rel=1e-9)
+    assert v == pytest.approx(WHEEL_RADIUS * reference.speed[0, 0] / GEAR, rel=1e-9)
     assert w == pytest.approx(0.0, abs=1e-12)
-    assert v == pytest.approx(ROBOT.max_wheel_speed * ROBOT.wheel_radius, rel=0.01)
+    assert v == pytest.approx(ROBOT.max_wheel_speed * WHEEL_RADIUS, rel=0.01)
     gz.take_pins(pins(BACK, FORWARD), mcu_time=1.0)
     for tick in range(201, 401):
         v, w = gz.twist(tick * 0.005)
     # The left wheel first had to stop and reverse: after 1 s it is within 0.1 % of the right.
-    assert v == pytest.approx(0.0, abs=1e-3 * ROBOT.wheel_radius * ROBOT.max_wheel_speed)
-    assert w == pytest.approx(2 * ROBOT.wheel_radius * ROBOT.max_wheel_speed / ROBOT.wheel_base, rel=0.01)
+    assert v == pytest.approx(0.0, abs=1e-3 * WHEEL_RADIUS * ROBOT.max_wheel_speed)
+    assert w == pytest.approx(2 * WHEEL_RADIUS * ROBOT.max_wheel_speed / WHEEL_BASE, rel=0.01)
 
 
 def test_velocity_drive_starts_over_when_gazebos_clock_goes_back() -> None:
@@ -117,7 +112,7 @@ def test_velocity_drive_starts_over_when_gazebos_clock_goes_back() -> None:
     again, _ = gz.twist(0.0)  # a reset world: no integration across the jump
     assert again == pytest.approx(v)
     moved, _ = gz.twist(100.0)  # a long pause: at most MAX_CATCH_UP_S integrated
-    assert moved == pytest.approx(ROBOT.max_wheel_speed * ROBOT.wheel_radius, rel=0.2)
+    assert moved == pytest.approx(ROBOT.max_wheel_speed * WHEEL_RADIUS, rel=0.2)
 
 
 def test_silent_mcu_lets_the_motors_coast_once_and_pins_bring_them_back() -> None:
@@ -142,10 +137,10 @@ def test_joint_states_without_both_wheels_or_with_bad_numbers_are_counted_and_ig
 def native_scan(world_geometry: WorldGeometry, pose: Pose, name: str) -> tuple[list[float], float, float]:
     """What a Gazebo lidar on the robot would report in the native world: ranges, angle_min, increment."""
     spec = scan_specs(ROBOT, sensor_rate=50.0)[name]
-    ranger = getattr(ROBOT, name)
-    angles = pose.yaw + cone_directions(ranger)
+    mount = ROBOT.device(name).mount
+    angles = pose.yaw + mount.yaw + np.linspace(spec.min_angle, spec.max_angle, spec.samples)
     c, s = math.cos(pose.yaw), math.sin(pose.yaw)
-    ox, oy = pose.x + c * ranger.x - s * ranger.y, pose.y + s * ranger.x + c * ranger.y
+    ox, oy = pose.x + c * mount.x - s * mount.y, pose.y + s * mount.x + c * mount.y
     hits = world_geometry.cast(
         np.full(len(angles), ox), np.full(len(angles), oy), np.cos(angles), np.sin(angles), SCAN_RANGE
     )
@@ -163,8 +158,8 @@ def test_signals_equal_the_native_simulators_for_the_same_pose_ranges_field_and_
 ) -> None:
     world = replace(DEMO, start=start)
     native = build_simulation(world, library=LIBRARY, seed=seed)
-    expected = sensor_signals(native, 0)
-    gz = GzAdapter(world, ir=IR, photoresistor=PHOTO, seed=seed)
+    expected = native.signals(0)
+    gz = GzAdapter(world, robot=ROBOT, seed=seed)
     gz.take_odometry(start.x, start.y, start.yaw, stamp=0.0)
     geometry = WorldGeometry(world)
     for name in ("ultrasonic", "ir"):
@@ -179,7 +174,7 @@ def test_signals_equal_the_native_simulators_for_the_same_pose_ranges_field_and_
             stamp=0.0,
         )
     # Gazebo's magnetometer: the earth's field in the body frame, noise-free.
-    field = EarthField().body(np.array([start.yaw]), np.zeros((1, 3)), 0.0)[0]
+    field = EarthField().body(np.array([start.yaw]))[0]
     gz.take_field((float(field[0]), float(field[1]), float(field[2])), stamp=0.0)
     got = gz.signals()
     assert [(d, n) for d, n, _ in got] == [(d, n) for d, n, _ in expected]
@@ -199,7 +194,7 @@ def test_sensors_are_sampled_once_per_sensor_period_of_gazebo_time() -> None:
     gz.take_odometry(0.0, 0.0, 0.0, stamp=0.02)
     second = {(d, n): v for d, n, v in gz.signals()}
     assert gz.counters.samples == 2
-    assert second[("ultrasonic", "distance")] == pytest.approx(100.0, abs=5 * ROBOT.ultrasonic_sigma_cm)
+    assert second[("ultrasonic", "distance")] == pytest.approx(100.0, abs=5 * ULTRASONIC_SIGMA_CM)
     assert second[("ultrasonic", "distance")] != {(d, n): v for d, n, v in first}[("ultrasonic", "distance")]
 
 
@@ -256,27 +251,30 @@ def test_bumper_fan_returns_within_reach_close_the_switches_of_their_sector(
     bearing: float, expected: tuple[float, float]
 ) -> None:
     gz = adapter()
-    bumper_scan(gz, {bearing: ROBOT.body_radius + 0.002}, stamp=1.0)
+    bumper_scan(gz, {bearing: BODY_RADIUS + 0.002}, stamp=1.0)
     assert pressed(gz) == expected
 
 
 def test_bumper_opens_after_the_hold_and_ignores_returns_beyond_its_travel() -> None:
     gz = adapter()
-    bumper_scan(gz, {0.0: ROBOT.body_radius + 2 * ROBOT.bumper_travel}, stamp=1.0)
+    bumper_scan(gz, {0.0: BODY_RADIUS + 2 * BUMPER_TRAVEL}, stamp=1.0)
     assert pressed(gz) == (0.0, 0.0)
-    bumper_scan(gz, {0.0: ROBOT.body_radius}, stamp=1.01)
-    gz.take_odometry(0.0, 0.0, 0.0, stamp=1.01 + ROBOT.bumper_hold - 0.001)
+    bumper_scan(gz, {0.0: BODY_RADIUS}, stamp=1.01)
+    gz.take_odometry(0.0, 0.0, 0.0, stamp=1.01 + BUMPER_HOLD - 0.001)
     assert pressed(gz) == (1.0, 1.0)
-    gz.take_odometry(0.0, 0.0, 0.0, stamp=1.01 + ROBOT.bumper_hold + 0.001)
+    gz.take_odometry(0.0, 0.0, 0.0, stamp=1.01 + BUMPER_HOLD + 0.001)
     assert pressed(gz) == (0.0, 0.0)
 
 
-def test_bumper_sectors_overlap_in_front() -> None:
-    left, right = bumper_sectors(
-        np.radians([-80.0, -30.0, 0.0, 30.0, 80.0]), half_angle=math.radians(75), overlap=math.radians(15)
-    )
-    assert left.tolist() == [False, False, True, True, False]
-    assert right.tolist() == [False, True, True, False, False]
+@pytest.mark.parametrize(
+    ("bearing", "expected"),
+    [(-80.0, (0.0, 0.0)), (-30.0, (0.0, 1.0)), (0.0, (1.0, 1.0)), (30.0, (1.0, 0.0)), (80.0, (0.0, 0.0))],
+)
+def test_bumper_sectors_overlap_in_front(bearing: float, expected: tuple[float, float]) -> None:
+    gz = adapter()
+    gz.devices.touch(np.zeros(1, dtype=np.intp), np.radians([bearing]), 1.0)
+    gz.take_odometry(0.0, 0.0, 0.0, stamp=1.0)
+    assert pressed(gz) == expected
 
 
 @pytest.mark.parametrize(
@@ -320,7 +318,8 @@ def test_a_field_with_bad_numbers_is_counted_and_the_heading_kept() -> None:
 @pytest.mark.parametrize("drive", DRIVES)
 def test_bridged_topics_carry_every_sensor_and_the_drives_command(drive: str) -> None:
     topics = bridged_topics(drive)
-    assert set(SCANNERS) <= set(topics)
+    assert set(scanners(ROBOT)) == {"ultrasonic", "ir", "bumper"} and set(scanners(ROBOT)) <= set(topics)
+    assert topics["mag:compass"].ros == "mag" and topics["mag:compass"].gz == "/model/hil_robot/mag"
     commands = {t.ros for t in topics.values() if t.direction == "ROS_TO_GZ"}
     if drive == "torque":
         assert commands == {"gz/left_wheel/cmd_force", "gz/right_wheel/cmd_force"}

@@ -29,8 +29,8 @@ from hil_bridge.core.devices import load_device_library
 from hil_bridge.core.param_spec import yaml_defaults
 from hil_msgs.msg import Signal, SignalArray
 from hil_sim.core.gz_adapter import bridged_topics, scan_specs
+from hil_sim.core.robot_model import demo_robot
 from hil_sim.core.sensors import EarthField, SharpIrModel
-from hil_sim.core.simulation import RobotParams
 from hil_sim.gz_adapter_node import NODE_NAME, PARAMETERS
 from support.ros_probe import RosProbe
 
@@ -39,7 +39,7 @@ CONFIG = SRC / "hil_sim" / "config"
 IR = SharpIrModel.from_table(
     load_device_library([SRC / "hil_bridge" / "config" / "devices"])["sharp_ir"].table
 )
-ROBOT = RobotParams()
+ROBOT = demo_robot()
 MOTOR = ROBOT.motor
 STALL = MOTOR.kt * MOTOR.supply_voltage / MOTOR.resistance * MOTOR.gear_ratio
 TORQUE, VELOCITY = bridged_topics("torque"), bridged_topics("velocity")
@@ -102,7 +102,7 @@ def laser_scan(at: float, name: str, hits: dict[int, float]) -> LaserScan:
 
 def magnetic_field(at: float, yaw: float) -> MagneticField:
     """Gazebo's magnetometer (noise-free) for a robot facing ``yaw``, north along +y."""
-    bx, by, bz = EarthField().body(np.array([yaw]), np.zeros((1, 3)), 0.0)[0]
+    bx, by, bz = EarthField().body(np.array([yaw]))[0]
     message = MagneticField()
     message.header.stamp = stamp(at)
     message.magnetic_field.x, message.magnetic_field.y, message.magnetic_field.z = (
@@ -122,7 +122,7 @@ def probe() -> Iterator[RosProbe]:
 
 def publishers(probe: RosProbe, topics: dict[str, Any]) -> dict[str, Any]:
     """The bridge's side of the Gazebo topics (its publishers are reliable, depth 10)."""
-    kinds = {"odom": Odometry, "joint_states": JointState, "mag": MagneticField}
+    kinds = {"odom": Odometry, "joint_states": JointState, "mag:compass": MagneticField}
     found = {name: probe.publisher(kind, topics[name].ros, qos.PUBLISHER) for name, kind in kinds.items()}
     for name in ("ultrasonic", "ir", "bumper"):
         found[name] = probe.publisher(LaserScan, topics[name].ros, qos.PUBLISHER)
@@ -159,8 +159,8 @@ def test_torques_follow_the_pins_and_signals_follow_gazebos_sensors(spawn: Any, 
         t = clock["t"]
         out["ultrasonic"].publish(laser_scan(t, "ultrasonic", {2: 0.5}))
         out["ir"].publish(laser_scan(t, "ir", {1: 0.6, 2: 0.6}))
-        out["bumper"].publish(laser_scan(t, "bumper", {30: ROBOT.body_radius + 0.001}))
-        out["mag"].publish(magnetic_field(t, 0.0))
+        out["bumper"].publish(laser_scan(t, "bumper", {30: ROBOT.body.body_radius + 0.001}))
+        out["mag:compass"].publish(magnetic_field(t, 0.0))
         clock["t"] = t + 0.02  # every odometry a new sensor period: a fresh sample
         out["odom"].publish(odometry(t + 0.01, 0.0, 0.0, 0.0))
         latest = probe.latest("hil/signals/from_sim")
@@ -215,11 +215,11 @@ def test_velocity_drive_sends_the_motor_models_twist_on_gazebos_clock(spawn: Any
         clock["t"] += 0.005
         out["odom"].publish(odometry(clock["t"], 0.0, 0.0, 0.0))
         twist = probe.latest(VELOCITY["cmd_vel"].ros)
-        return twist is not None and twist.linear.x > 0.5 * ROBOT.max_wheel_speed * ROBOT.wheel_radius
+        return twist is not None and twist.linear.x > 0.5 * ROBOT.max_wheel_speed * ROBOT.body.wheel_radius
 
     probe.wait_for(moving, timeout=20.0, what="a forward twist near the motors' speed")
     twist = probe.latest(VELOCITY["cmd_vel"].ros)
-    assert twist.linear.x < 1.01 * ROBOT.max_wheel_speed * ROBOT.wheel_radius
+    assert twist.linear.x < 1.01 * ROBOT.max_wheel_speed * ROBOT.body.wheel_radius
     assert twist.angular.z == pytest.approx(0.0, abs=1e-9)
 
 

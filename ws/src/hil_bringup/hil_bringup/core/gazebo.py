@@ -12,18 +12,21 @@
   ogre2, magnetometer). The magnetometer system takes the earth's field from the
   world's geographic position, so the world sits at 10 N 10 E, where its table has no
   declination, with ENU axes: magnetic north is world +y, as in the native simulator.
-* ``robot.sdf``: the robot of the URDF (hil_bringup's ``urdf/hil_robot.urdf``, the
-  one source of its geometry and mass). Links joined by fixed joints are merged into
-  their parent, as SDFormat's own URDF import does (their shapes and masses move onto
+* ``robot.sdf``: the robot of its URDF (the robot model's, or the one generated from the
+  model by :mod:`hil_sim.core.robot_urdf`: the demo robot's is hil_bringup's
+  ``urdf/hil_robot.urdf``; the one source of its geometry and mass). Links joined by
+  fixed joints are merged into their parent, as SDFormat's own URDF import does (their
+  shapes and masses move onto
   it; a massless sensor frame would otherwise weigh Gazebo's default 1 kg); each
   continuous joint becomes a revolute joint without limits (DART, Gazebo's default
   engine, builds a CONTINUOUS joint as a fixed one). The wheel joints carry the
   gearbox's viscous and Coulomb friction (``viscous gear^2``, ``coulomb gear``) and
   the wheel links the rotors' reflected inertia (``rotor_inertia gear^2`` about the
   axle; SDF has no joint armature, so it is added as a thin disc, half of it about the
-  other two axes). The ball caster slides at friction 0.002 (it rolls). Sensors:
-  lidars for the HC-SR04 and Sharp IR cones and for the bumper
-  (:func:`hil_sim.core.gz_adapter.scan_specs`), the HMC5883L as a magnetometer.
+  other two axes). The ball caster slides at friction 0.002 (it rolls). Sensors: a
+  lidar per ranger over its cone and one for the bumpers
+  (:func:`hil_sim.core.gz_adapter.scan_specs`), a magnetometer per compass, each in its
+  device's frame.
   Systems: joint state and odometry publishers, and ApplyJointForce on both wheels
   (``drive`` ``torque``) or DiffDrive (``velocity``).
 * ``bridge.yaml``: the ros_gz_bridge entries of
@@ -59,8 +62,16 @@ from hil_bridge.core.paths import share_dir
 from hil_bringup.core.graph import GraphOptions, NodeSpec, ProcessSpec, describe, package_defaults
 from hil_bringup.core.urdf import Inertial, Joint, Link, Shape, joints, links, load_urdf
 from hil_bringup.errors import HilBringupError
-from hil_sim.core.gz_adapter import DRIVES, MODEL_NAME, WHEEL_JOINTS, bridged_topics, scan_specs
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.gz_adapter import (
+    DRIVES,
+    MODEL_NAME,
+    WHEEL_JOINTS,
+    bridged_topics,
+    magnetometers,
+    scan_specs,
+)
+from hil_sim.core.robot_model import RobotModel, demo_robot
+from hil_sim.core.robot_urdf import robot_urdf
 from hil_sim.core.world import (
     BOX_HEIGHT,
     CASTER_FRICTION,
@@ -128,11 +139,6 @@ def world_path(world: str | Path) -> Path:
         names = ", ".join(sorted(p.stem for p in folder.glob("*.yaml")))
         raise HilBringupError(f"world {str(world)!r}: not a file and not one of hil_sim's worlds ({names})")
     return shipped
-
-
-def default_urdf() -> Path:
-    """hil_bringup's robot URDF."""
-    return share_dir("hil_bringup") / "urdf" / "hil_robot.urdf"
 
 
 # --- XML helpers -----------------------------------------------------------------------------
@@ -427,7 +433,7 @@ def robot_sdf(
     urdf: str,
     *,
     source: str = "URDF",
-    robot: RobotParams | None = None,
+    robot: RobotModel | None = None,
     drive: str = "torque",
     model: str = MODEL_NAME,
     sensor_rate: float = 50.0,
@@ -439,7 +445,7 @@ def robot_sdf(
         HilBringupError: the URDF is malformed, lacks a wheel joint, a moving link has
             no mass, or a sensor's frame is missing; names ``source`` and the element.
     """
-    robot = robot or RobotParams()
+    robot = robot or demo_robot()
     if drive not in DRIVES:
         raise HilBringupError(f"drive = {drive!r} is not one of {', '.join(DRIVES)}")
     bodies, moving = _merge(links(urdf, source=source), joints(urdf, source=source), source)
@@ -460,7 +466,7 @@ def robot_sdf(
 
 
 def _link(
-    root: ET.Element, body: _Body, joint: Joint | None, robot: RobotParams, *, source: str
+    root: ET.Element, body: _Body, joint: Joint | None, robot: RobotModel, *, source: str
 ) -> ET.Element:
     """One SDF link: pose (for a moving link), merged mass, shapes."""
     link = ET.SubElement(root, "link", name=body.name)
@@ -496,7 +502,7 @@ def _link(
     return link
 
 
-def _joint(root: ET.Element, joint: Joint, robot: RobotParams) -> None:
+def _joint(root: ET.Element, joint: Joint, robot: RobotModel) -> None:
     """A moving joint; the wheels' with the gearbox's friction."""
     element = ET.SubElement(root, "joint", name=joint.name, type="revolute")
     _text(element, "parent", joint.parent)
@@ -517,14 +523,14 @@ def _joint(root: ET.Element, joint: Joint, robot: RobotParams) -> None:
 def _sensors(
     link: ET.Element,
     body: _Body,
-    robot: RobotParams,
+    robot: RobotModel,
     *,
     model: str,
     drive: str,
     sensor_rate: float,
     source: str,
 ) -> None:
-    topics = bridged_topics(drive, model=model)
+    topics = bridged_topics(drive, model=model, robot=robot)
     for name, spec in scan_specs(robot, sensor_rate=sensor_rate).items():
         if spec.frame not in body.frames:
             raise HilBringupError(f"{source}: link {spec.frame}: missing (the {name} sensor's frame)")
@@ -547,18 +553,20 @@ def _sensors(
         _text(scan_range, "min", spec.range_min)
         _text(scan_range, "max", spec.range_max)
         _text(scan_range, "resolution", 0.001)
-    if "mag_link" not in body.frames:
-        raise HilBringupError(f"{source}: link mag_link: missing (the magnetometer's frame)")
-    sensor = ET.SubElement(link, "sensor", name="mag", type="magnetometer")
-    _pose(sensor, body.frames["mag_link"])
-    _text(sensor, "topic", topics["mag"].gz)
-    _text(sensor, "update_rate", sensor_rate)
-    _text(sensor, "always_on", True)
-    ET.SubElement(sensor, "magnetometer")  # noise-free: the adapter adds the HMC5883L's
+    for role, ros in magnetometers(robot).items():
+        frame = robot.device(role.split(":", 1)[1]).frame_id
+        if frame not in body.frames:
+            raise HilBringupError(f"{source}: link {frame}: missing (the magnetometer's frame)")
+        sensor = ET.SubElement(link, "sensor", name=ros.replace("/", "_"), type="magnetometer")
+        _pose(sensor, body.frames[frame])
+        _text(sensor, "topic", topics[role].gz)
+        _text(sensor, "update_rate", sensor_rate)
+        _text(sensor, "always_on", True)
+        ET.SubElement(sensor, "magnetometer")  # noise-free: the adapter adds the HMC5883L's
 
 
-def _systems(root: ET.Element, robot: RobotParams, *, model: str, drive: str, signal_rate: float) -> None:
-    topics = bridged_topics(drive, model=model)
+def _systems(root: ET.Element, robot: RobotModel, *, model: str, drive: str, signal_rate: float) -> None:
+    topics = bridged_topics(drive, model=model, robot=robot)
     _plugin(
         root,
         "joint-state-publisher",
@@ -587,8 +595,8 @@ def _systems(root: ET.Element, robot: RobotParams, *, model: str, drive: str, si
             "DiffDrive",
             left_joint=WHEEL_JOINTS[0],
             right_joint=WHEEL_JOINTS[1],
-            wheel_separation=robot.wheel_base,
-            wheel_radius=robot.wheel_radius,
+            wheel_separation=robot.body.wheel_base,
+            wheel_radius=robot.body.wheel_radius,
             topic=topics["cmd_vel"].gz,
             # Its own odometry elsewhere: the pose comes from the OdometryPublisher.
             odom_topic=f"/model/{model}/diff_drive/odometry",
@@ -599,8 +607,8 @@ def _systems(root: ET.Element, robot: RobotParams, *, model: str, drive: str, si
 # --- bridge and export -----------------------------------------------------------------------
 
 
-def bridge_yaml(drive: str, *, model: str = MODEL_NAME) -> str:
-    """The ros_gz_bridge configuration (``config_file``) of the adapter's topics."""
+def bridge_yaml(drive: str, *, model: str = MODEL_NAME, robot: RobotModel | None = None) -> str:
+    """The ros_gz_bridge configuration (``config_file``) of the adapter's topics (``robot``: the demo's)."""
     entries = [
         {
             "ros_topic_name": topic.ros,
@@ -609,7 +617,7 @@ def bridge_yaml(drive: str, *, model: str = MODEL_NAME) -> str:
             "gz_type_name": topic.gz_type,
             "direction": topic.direction,
         }
-        for topic in bridged_topics(drive, model=model).values()
+        for topic in bridged_topics(drive, model=model, robot=robot).values()
     ]
     header = (
         f"# ros_gz_bridge configuration {EXPORT_MARK}: Gazebo's clock, odometry,\n"
@@ -636,6 +644,7 @@ def export(
     *,
     force: bool = False,
     urdf: str | Path | None = None,
+    robot: RobotModel | None = None,
     drive: str = "torque",
     rtf: float = 1.0,
     physics_rate: float = 1000.0,
@@ -648,7 +657,8 @@ def export(
         world: a world YAML file or the name of one of hil_sim's worlds.
         out_dir: the folder (made if missing).
         force: overwrite files of the same names that the export did not write.
-        urdf: the robot; None: hil_bringup's ``urdf/hil_robot.urdf``.
+        urdf: the robot's URDF; None: its model's (or the one generated from it).
+        robot: the robot's model (its sensors, motors, body); None: the demo robot.
         drive: ``torque`` or ``velocity`` (:mod:`hil_sim.core.gz_adapter`).
         rtf: Gazebo's real-time factor (0: as fast as possible).
         physics_rate: Gazebo's physics steps per second.
@@ -665,13 +675,17 @@ def export(
     config = load_world(source)
     if config.mjcf:
         raise HilBringupError(f"{source}: mjcf: an MJCF world cannot be exported to Gazebo; leave mjcf out")
-    urdf_path = Path(urdf) if urdf else default_urdf()
+    robot = robot or demo_robot()
+    urdf = urdf or robot.urdf
+    urdf_text = load_urdf(urdf) if urdf else robot_urdf(robot, servo_joints=False)
+    urdf_source = str(urdf) if urdf else f"robot {robot.name}'s generated URDF"
     name = world_name(source)
     folder = Path(out_dir)
     world_text = world_sdf(config, name=name, physics_rate=physics_rate, rtf=rtf)
     robot_text = robot_sdf(
-        load_urdf(urdf_path),
-        source=str(urdf_path),
+        urdf_text,
+        source=urdf_source,
+        robot=robot,
         drive=drive,
         sensor_rate=sensor_rate,
         signal_rate=signal_rate,
@@ -689,7 +703,7 @@ def export(
         folder.mkdir(parents=True, exist_ok=True)
         files.world_sdf.write_text(world_text)
         files.robot_sdf.write_text(robot_text)
-        files.bridge_yaml.write_text(bridge_yaml(drive))
+        files.bridge_yaml.write_text(bridge_yaml(drive, robot=robot))
     except OSError as exc:
         raise HilBringupError(f"{folder}: cannot write the export: {exc.strerror}") from exc
     return files

@@ -1,4 +1,4 @@
-"""What a run leaves behind: a metrics JSON and a picture of the arena.
+"""What a run leaves behind: a metrics JSON and a picture of the arena (its floor markings too).
 
 :class:`RunLog` collects, while the run goes, the trajectory of robot 0 (and of the
 others in a swarm, :data:`MAX_DRAWN` at most), the moments robot 0's LED came on,
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hil_sim.core.world import WorldConfig, rectangle_corners
+from hil_sim.core.world import WorldConfig, marking_outline, rectangle_corners
 
 #: Robots whose trajectories a report keeps and draws (a swarm of 100 would be a smudge).
 MAX_DRAWN = 20
@@ -154,6 +154,12 @@ def _draw(log: RunLog, path: Path) -> None:
     ax.add_patch(
         Rectangle((-world.width / 2, -world.height / 2), world.width, world.height, fill=False, lw=2)
     )
+    for marking in world.markings:
+        line_x, line_y = marking_outline(marking)
+        # The tape as wide as it is (points per metre of the axes at this figure size).
+        points = marking.width * 7 * 72 * 0.8 / max(world.width, world.height)
+        shade = str(min(max(marking.reflectance, 0.0), 1.0))
+        ax.plot(line_x, line_y, color=shade, lw=max(points, 0.5), solid_capstyle="butt", zorder=0)
     for box in world.boxes:
         ax.add_patch(Polygon(rectangle_corners(box.x, box.y, box.width, box.depth, box.yaw), color="tan"))
     for index, board in enumerate(world.boards):

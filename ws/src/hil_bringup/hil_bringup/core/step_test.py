@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hil_bringup.errors import HilBringupError
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.robot_model import RobotModel, demo_robot
 from robot_control.core.kinematics import DriveGeometry, commands_to_twist
 
 Array = npt.NDArray[np.float64]
@@ -174,7 +174,7 @@ class ModelExpectation:
 
 
 def model_expectation(
-    command: float, *, max_command: int = 255, robot: RobotParams | None = None
+    command: float, *, max_command: int = 255, robot: RobotModel | None = None
 ) -> ModelExpectation:
     """The motor model's steady speed and time constant for a wheel stepped to ``command``.
 
@@ -186,7 +186,7 @@ def model_expectation(
     """
     if not (math.isfinite(command) and 0 < abs(command) <= max_command):
         raise HilBringupError(f"command = {command!r} must be non-zero and within +-{max_command}")
-    robot = robot or RobotParams()
+    robot = robot or demo_robot()
     motor = robot.motor
     voltage = motor.supply_voltage * abs(command) / max_command
     speed = math.copysign(motor.steady_speed(voltage) / motor.gear_ratio, command)
@@ -277,7 +277,7 @@ class StepRun:
         if step is not None and end is not None and step <= t <= end and {"left", "right"} <= set(values):
             self.mcu_command = (values["left"], values["right"])
 
-    def result(self, *, tolerance: float = 0.2, robot: RobotParams | None = None) -> StepResult:
+    def result(self, *, tolerance: float = 0.2, robot: RobotModel | None = None) -> StepResult:
         """Fit both wheels and compare with the motor model.
 
         Raises:
