@@ -220,6 +220,7 @@ class SimavrMcuNode(Node):
         self._stop = threading.Event()
         self._reset_pending = False
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)
+        self.create_service(Trigger, "~/reset", self._on_reset)
         log.info(
             f"firmware {self.elf} in simavr: " + ", ".join(f"{name} {path}" for name, path in ports.items())
         )
@@ -241,7 +242,6 @@ class SimavrMcuNode(Node):
             except HilSimError:
                 self._close_ptys()
                 raise
-        self.create_service(Trigger, "~/reset", self._on_reset)
 
     def _firmware(self, params: ParamValues) -> Path:
         """The ELF to run: the ``firmware`` parameter's (checked), or robot_mcu built for these options."""
