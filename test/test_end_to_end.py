@@ -176,7 +176,7 @@ def test_firmware_restarts_when_the_loop_opens_its_port_and_on_request() -> None
     The firmware holds in the bootloader's wait (the Nano's 1.375 s), then answers the
     loop; a reset asked between steps happens at the start of the next one.
     """
-    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards"))
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards", auto_reset=True))
     runner.start()
     try:
         mcu, loop = runner.mcu, runner.loop
