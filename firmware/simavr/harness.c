@@ -66,6 +66,8 @@
 
 /* How often (AVR time) the ptys are polled: the latency a received byte can gain. */
 #define POLL_US 100
+/* Real time: how often (AVR time) the open watch and stdin are looked at. */
+#define CHECK_US 1000
 /* Real time: how far behind the wall clock the AVR may fall before the backlog is
  * given up (counted), so a stall does not become a burst of fast-forwarded time. */
 #define MAX_BEHIND_S 0.25
@@ -372,9 +374,13 @@ static void run_real_time(double rtf, double stats_period) {
     double origin = start; /* wall time of cycle 0, moved on when a backlog is given up */
     double frequency = core.frequency;
     avr_cycle_count_t slice = harness_cycles_us(POLL_US);
+    avr_cycle_count_t next_check = 0, check_every = harness_cycles_us(CHECK_US);
     while (!core.stop) {
-        check_open();
-        read_commands(start);
+        if (core.avr->cycle >= next_check) {
+            next_check = core.avr->cycle + check_every;
+            check_open();
+            read_commands(start);
+        }
         double now = wall();
         double target = (now - origin) * rtf * frequency;
         if (target - (double)core.avr->cycle > MAX_BEHIND_S * rtf * frequency) {
