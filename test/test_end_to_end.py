@@ -20,6 +20,7 @@ from hil_bringup.core.graph import GraphOptions
 from hil_bringup.runner import GraphRunner
 from hil_sim.core.motor import MotorBank
 from hil_sim.core.robot_model import demo_robot
+from hil_sim.simavr_mcu_node import SimavrMcuNode
 
 #: The demo task's limit: with seed 0 the six boards fell by 25.6 s of simulated time
 #: (virtual MCU) and 27.1 s (firmware in simavr), about 30 s on MuJoCo, when this was
@@ -166,3 +167,33 @@ def test_killed_mcu_stops_the_robot_and_a_restarted_one_lets_it_go_on(make_runne
         limit=DEMO_LIMIT_S,
         what="another board down after the restart",
     )
+
+
+@pytest.mark.ros
+def test_firmware_restarts_when_the_loop_opens_its_port_and_on_request() -> None:
+    """Auto-reset (DTR) as the control loop opens the command pty, and the reset service, in lockstep.
+
+    The firmware holds in the bootloader's wait (the Nano's 1.375 s), then answers the
+    loop; a reset asked between steps happens at the start of the next one.
+    """
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards", auto_reset=True))
+    runner.start()
+    try:
+        mcu, loop = runner.mcu, runner.loop
+        assert isinstance(mcu, SimavrMcuNode) and mcu.process is not None
+        runner.step()  # the loop opens its port in its first step
+        runner.step()  # and the firmware resets at the start of the next
+        assert {k: mcu.process.stats()[k] for k in ("resets", "command_opens", "booting")} == {
+            "resets": 1,
+            "command_opens": 1,
+            "booting": 1,
+        }
+        took = run_until(runner, lambda: loop.loop.mcu.alive(loop.clock()), limit=5.0, what="the MCU heard")
+        assert 1.375 <= took <= 1.375 + 0.5
+        mcu.reset_mcu()
+        assert mcu.process.stats()["booting"] == 0  # not yet: at the next step
+        runner.step()
+        assert (mcu.process.stats()["resets"], mcu.process.stats()["booting"]) == (2, 1)
+        run_until(runner, lambda: mcu.process.stats()["booting"] == 0, limit=2.0, what="the sketch again")
+    finally:
+        runner.stop()

@@ -3,14 +3,28 @@
 The MCU under test is literally the program that is flashed to the robot: the node
 builds ``firmware/robot_mcu`` with avr-gcc (cached), starts the ``hil_simavr``
 harness (libsimavr; ``board`` nano or uno: ATmega328P, mega2560: ATmega2560; 16 MHz)
-and hands it the masters of two ptys:
+and hands it the masters of its ptys:
 
-* ``command_port``: the firmware's UART, opened by the control loop like a real port;
+* ``command_port``: the firmware's command UART (``command_uart``, default 0:
+  ``Serial``), opened by the control loop or the user's own program like a real port;
+* ``uart_ports`` (optional): the board's other hardware UARTs that reach a pty, each
+  ``"N:link"`` (``["1:bluetooth", "2:gps"]`` on a Mega: ``Serial1``, ``Serial2``);
+* ``soft_uart_ports`` (optional): serial links on two ordinary pins (SoftwareSerial),
+  each ``"RX:TX:BAUD:link"`` with the firmware's RX and TX pins, read and driven at
+  the bit level (``["10:11:9600:bluetooth"]``);
 * ``signal_port``: the firmware's pins in the signal protocol, opened by the signal
   bridge like a bridge board;
 * ``radio_port`` (optional): the UART of the SC16IS750 I2C-to-UART bridge the harness
   emulates on the firmware's I2C bus, opened by the robot's radio module. Empty: no
   bridge answers, the firmware has no radio link.
+
+Each hardware UART runs at the baud rate the firmware sets on it. With ``auto_reset``
+(default on, as a real UNO, Nano or Mega through DTR) the first open of
+``command_port`` by a reader resets the AVR, so the program that opens it sees what
+the firmware prints at boot; the firmware starts after the bootloader's wait
+(``boot_delay``; the board's by default). The ``~/reset`` service (std_srvs/Trigger)
+and :meth:`SimavrMcuNode.reset_mcu` reset it as the reset button does. In lockstep
+both happen at the start of the next step.
 
 Time: started normally (``start``), the harness paces the AVR to the wall clock by
 itself; in a lockstep run (``use_clock``) :meth:`tick` advances the AVR by the cycles
@@ -34,26 +48,32 @@ from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
+from std_srvs.srv import Trigger
 
 from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout
-from hil_bridge.core.param_spec import ParamSpec
+from hil_bridge.core.param_spec import ParamSpec, ParamValues
 from hil_bridge.core.pty_link import PtyPair, check_distinct, prepare_link_folder, pty_pairs
 from hil_bridge.core.runtime_dir import link_path
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_bridge.parameters import declare_parameters
 from hil_sim.core.simavr import (
+    MAX_BOOT_DELAY_S,
     FirmwareOptions,
+    OpenWatch,
     SimavrProcess,
+    SoftUartSpec,
     build_firmware,
     check_board,
     check_firmware,
+    check_serial_pins,
     coupling_text,
     cycles,
     harness,
     load_robot_wiring,
     parse_defines,
+    serial_links,
 )
 from hil_sim.errors import HilSimError
 
@@ -66,7 +86,41 @@ PARAMETERS = (
     ParamSpec(
         "command_port",
         "mcu_command",
-        "Path of the command link pty the control loop opens; a bare name is in the runtime folder.",
+        "Path of the command link pty the control loop (or the user's program) opens; a bare name is"
+        " in the runtime folder.",
+    ),
+    ParamSpec(
+        "command_uart",
+        0,
+        "The hardware UART of the command link: 0 (Serial); on the mega2560 also 1..3 (Serial1..3).",
+        min=0,
+        max=3,
+    ),
+    ParamSpec(
+        "uart_ports",
+        [],
+        "The board's other hardware UARTs on ptys, each N:link (e.g. 1:bluetooth, 2:gps on a mega2560);"
+        " a bare link name is in the runtime folder.",
+    ),
+    ParamSpec(
+        "soft_uart_ports",
+        [],
+        "Serial links on two ordinary pins (SoftwareSerial), read at the bit level, each"
+        " RX:TX:BAUD:link with the firmware's RX and TX pins, 8N1 (e.g. 10:11:9600:bluetooth).",
+    ),
+    ParamSpec(
+        "auto_reset",
+        True,
+        "A reader's first open of command_port resets the MCU, as DTR does on a UNO, Nano or Mega;"
+        " false for boards without auto-reset.",
+    ),
+    ParamSpec(
+        "boot_delay",
+        -1.0,
+        "Seconds the bootloader waits after a reset before the sketch starts; -1: the board's"
+        " (uno, nano 1.375: optiboot; mega2560 1.0: stk500v2).",
+        min=-1.0,
+        max=MAX_BOOT_DELAY_S,
     ),
     ParamSpec(
         "signal_port",
@@ -115,40 +169,43 @@ PARAMETERS = (
 
 
 class SimavrMcuNode(Node):
-    """The firmware in simavr: two ptys, the harness process, diagnostics."""
+    """The firmware in simavr: its ptys, the harness process, resets, diagnostics."""
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
         log = self.get_logger()
         self.checked = params.as_bool("checked")
+        self.board = params.as_str("board")
+        links = serial_links(
+            self.board,
+            command_uart=params.as_int("command_uart"),
+            uart_ports=params.as_strings("uart_ports"),
+            soft_uart_ports=params.as_strings("soft_uart_ports"),
+        )
+        self.command_uart = links.command_uart
         ports = {name: str(link_path(params.as_str(name))) for name in ("command_port", "signal_port")}
         radio_port = params.as_str("radio_port")
         if radio_port:
             radio_port = ports["radio_port"] = str(link_path(radio_port))
+        ports.update({f"uart_ports[{n}]": str(link_path(link)) for n, link in links.uarts.items()})
+        ports.update(
+            {f"soft_uart_ports[{i}]": str(link_path(s.link)) for i, s in enumerate(links.soft_uarts)}
+        )
         # Now, not after a firmware build.
         check_distinct(*ports.values(), names=tuple(ports))
         for port in ports.values():
             prepare_link_folder(port)
+        self.auto_reset = params.as_bool("auto_reset")
+        #: The bootloader's wait after a reset (None: the board's).
+        self.boot_delay = params.as_float("boot_delay") if params.as_float("boot_delay") >= 0 else None
         layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
         wiring = load_robot_wiring(params.as_str("wiring"))
-        self.board = params.as_str("board")
         check_board(wiring, self.board)
+        check_serial_pins(links, wiring)
         self.coupling = coupling_text(layout, wiring, period=params.as_float("signal_period"))
         self.executable = harness(progress=log.info)
-        firmware = params.as_str("firmware")
-        if firmware:
-            self.elf = check_firmware(firmware)
-        else:
-            options = FirmwareOptions(
-                board=self.board,
-                checked=self.checked,
-                defines=parse_defines(params.as_strings("firmware_defines")),
-            )
-            build_dir = params.as_str("build_dir")
-            self.elf = build_firmware(
-                options, build_root=Path(build_dir) if build_dir else None, progress=log.info
-            )
+        self.elf = self._firmware(params)
         self.stats_period = params.as_float("stats_period")
         #: The simulated clock, read at each report (None off use_sim_time and in lockstep).
         self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
@@ -161,24 +218,59 @@ class SimavrMcuNode(Node):
         self._previous: tuple[float, float, float] | None = None  # wall, avr seconds, dropped
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
+        self._reset_pending = False
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)
+        self.create_service(Trigger, "~/reset", self._on_reset)
         log.info(
-            f"firmware {self.elf} in simavr: command link {ports['command_port']},"
-            f" signal link {ports['signal_port']}"
-            + (f", radio link {radio_port}" if radio_port else "")
-            + (" (checked)" if self.checked else "")
+            f"firmware {self.elf} in simavr: " + ", ".join(f"{name} {path}" for name, path in ports.items())
         )
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
-        pairs = pty_pairs(*ports.values(), names=tuple(ports))
-        self.command, self.signal = pairs[0], pairs[1]
+        pairs = list(pty_pairs(*ports.values(), names=tuple(ports)))
+        self.command, self.signal = pairs.pop(0), pairs.pop(0)
         #: The radio link's pty, or None without ``radio_port``.
-        self.radio: PtyPair | None = pairs[2] if radio_port else None
+        self.radio: PtyPair | None = pairs.pop(0) if radio_port else None
+        #: The other hardware UARTs' ptys, by UART number.
+        self.uarts: dict[int, PtyPair] = {n: pairs.pop(0) for n in links.uarts}
+        #: The soft UARTs' ptys, with their pins and baud rates.
+        self.soft_uarts: list[tuple[SoftUartSpec, PtyPair]] = [(s, pairs.pop(0)) for s in links.soft_uarts]
+        #: The watch on the command pty's opens (auto_reset), made with the pty.
+        self.open_watch: OpenWatch | None = None
+        if self.auto_reset:
+            try:
+                self.open_watch = OpenWatch(self.command.slave_name)
+            except HilSimError:
+                self._close_ptys()
+                raise
+
+    def _firmware(self, params: ParamValues) -> Path:
+        """The ELF to run: the ``firmware`` parameter's (checked), or robot_mcu built for these options."""
+        firmware = params.as_str("firmware")
+        if firmware:
+            return check_firmware(firmware)
+        options = FirmwareOptions(
+            board=self.board,
+            checked=self.checked,
+            defines=parse_defines(params.as_strings("firmware_defines")),
+        )
+        build_dir = params.as_str("build_dir")
+        return build_firmware(
+            options, build_root=Path(build_dir) if build_dir else None, progress=self.get_logger().info
+        )
 
     def _spawn(self, *, lockstep: bool) -> SimavrProcess:
         return SimavrProcess(
             self.elf,
-            command_fd=self.command.master_fd,
+            uarts={
+                self.command_uart: self.command.master_fd,
+                **{n: pair.master_fd for n, pair in self.uarts.items()},
+            },
+            soft_uarts=[
+                SoftUartSpec(spec.rx, spec.tx, spec.baud, str(pair.master_fd))
+                for spec, pair in self.soft_uarts
+            ],
+            open_watch=self.open_watch,
+            boot_delay=self.boot_delay,
             signal_fd=self.signal.master_fd,
             radio_fd=self.radio.master_fd if self.radio is not None else None,
             coupling=self.coupling,
@@ -205,11 +297,38 @@ class SimavrMcuNode(Node):
             self.process.stop()
         self.process = self._spawn(lockstep=True)
 
+    def reset_mcu(self) -> None:
+        """Reset the MCU as its reset button does; in lockstep at the start of the next step.
+
+        Raises:
+            HilSimError: before the harness started, or the harness died.
+        """
+        process = self.process
+        if process is None:
+            raise HilSimError("simavr_mcu: reset before the MCU is powered on")
+        if process.lockstep:
+            self._reset_pending = True  # done by tick(), in the driver's order
+        else:
+            process.reset()
+
+    def _on_reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        try:
+            self.reset_mcu()
+        except HilSimError as exc:
+            response.success, response.message = False, str(exc)
+            return response
+        response.success = True
+        response.message = "reset" + (" at the next step" if self._reset_pending else "")
+        return response
+
     def tick(self, now: float) -> None:
         """Lockstep: run the AVR up to ``now``; its bytes are in the ptys on return."""
         process = self.process
         if process is None:
             raise HilSimError("simavr_mcu: tick() before use_clock()")
+        if self._reset_pending:
+            self._reset_pending = False
+            process.reset()
         process.run_to(cycles(now - self._start_time))
         if now >= self._next_report:
             self._next_report = now + DIAGNOSTICS_PERIOD
@@ -236,10 +355,16 @@ class SimavrMcuNode(Node):
             self.process.stop()
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
-        self.command.close()
-        self.signal.close()
-        if self.radio is not None:
-            self.radio.close()
+        self._close_ptys()
+
+    def _close_ptys(self) -> None:
+        if self.open_watch is not None:
+            self.open_watch.close()
+        for pair in (self.command, self.signal, self.radio, *self.uarts.values()):
+            if pair is not None:
+                pair.close()
+        for _spec, pair in self.soft_uarts:
+            pair.close()
 
     def publish_diagnostics(self) -> None:
         """The harness's counters on ``diagnostics``; WARN while the AVR lags the wall clock."""
@@ -266,6 +391,11 @@ class SimavrMcuNode(Node):
             "command_port": self.command.path,
             "signal_port": self.signal.path,
             "radio_port": self.radio.path if self.radio is not None else "",
+            "command_uart": self.command_uart,
+            "uart_ports": ", ".join(f"{n}:{pair.path}" for n, pair in self.uarts.items()),
+            "soft_uart_ports": ", ".join(
+                f"{s.rx}:{s.tx}:{s.baud}:{pair.path}" for s, pair in self.soft_uarts
+            ),
             "avr_time_per_wall_time": round(ratio, 3),
             **stats,
         }

@@ -18,8 +18,10 @@ from hil_sim.core.simavr import (
     FirmwareOptions,
     RobotWiring,
     SimavrProcess,
+    SoftUartSpec,
     build_firmware,
     check_firmware,
+    check_serial_pins,
     coupling_text,
     cycles,
     firmware_dir,
@@ -28,6 +30,7 @@ from hil_sim.core.simavr import (
     parse_defines,
     profile_coupling,
     profile_wiring,
+    serial_links,
 )
 from hil_sim.errors import HilSimError
 
@@ -456,10 +459,103 @@ def test_an_avr_program_passes_the_firmware_check(tmp_path: Path) -> None:
     assert check_firmware(str(elf)) == elf
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--uart", "x"), r"--uart x: expected N:FD \(UART number, pty master descriptor\)"),
+        (("--uart", "0:FD", "--uart", "0:FD"), "--uart 0: given twice"),
+        (("--board", "mega2560", "--uart", "4:FD"), r"--uart 4:\d+: the mega2560 has UART 0..3"),
+        (("--uart", "1:FD"), r"--uart 1:\d+: the uno has UART 0$"),
+        (("--softuart", "10:11"), "--softuart 10:11: expected RX:TX:BAUD:FD"),
+        (("--softuart", "10:10:9600:FD"), "RX and TX must be two different pins, each a digital pin 0..19"),
+        (("--softuart", "10:20:9600:FD"), "RX and TX must be two different pins, each a digital pin 0..19"),
+        (("--softuart", "10:11:100:FD"), "baud 100 outside 300..250000"),
+        (
+            ("--softuart", "10:11:9600:FD", "--softuart", "11:12:9600:FD"),
+            "pin 11 is already another soft UART's",
+        ),
+        (("--boot-delay", "11"), r"--boot-delay 11: outside 0..10 s"),
+        (("--boot-delay", "soon"), "--boot-delay: not a number: soon"),
+        (("--reset-on-open", "999"), "--reset-on-open 999: not an open descriptor"),
+    ],
+)
+def test_harness_refuses_bad_serial_options_naming_them(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    with PtyPair() as pty:
+        result = subprocess.run(
+            [
+                str(harness()),
+                "--firmware",
+                str(tmp_path / "none.elf"),
+                *(arg.replace("FD", str(pty.master_fd)) for arg in args),
+                *([] if any(a.startswith("--uart") for a in args) else ["--uart", f"0:{pty.master_fd}"]),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            pass_fds=(pty.master_fd,),
+            check=False,
+        )
+    assert result.returncode == 2
+    assert re.search(message, result.stderr, re.MULTILINE), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"uarts": {}}, r"the harness needs a UART on a pty \(uarts or command_fd\)"),
+        ({"uarts": {0: 5}, "command_fd": 5}, r"UART 0 given twice \(command_fd and uarts\)"),
+        ({"command_fd": 5, "boot_delay": 12.0}, r"boot_delay 12.0 s is outside 0..10"),
+    ],
+)
+def test_simavr_process_refuses_bad_uarts_before_starting(options: dict[str, object], message: str) -> None:
+    with pytest.raises(HilSimError, match=message):
+        SimavrProcess(Path("x.elf"), signal_fd=5, coupling="", **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("board", "links", "pins", "message"),
+    [
+        ("mega2560", {"uart_ports": ["1:bt"]}, {"dev.x": "18"}, r"UART1: pin 18 is dev.x in wiring.yaml"),
+        ("mega2560", {"command_uart": 2}, {"dev.x": "16"}, r"UART2: pin 16 is dev.x in wiring.yaml"),
+        (
+            "uno",
+            {"soft_uart_ports": ["10:11:9600:bt"]},
+            {"dev.x": "11"},
+            r"soft_uart_ports\[0\]: pin 11 is dev.x",
+        ),
+        ("uno", {"command_uart": 1}, {}, r"command_uart 1: the uno has UART 0"),
+        ("uno", {"uart_ports": ["0:bt"]}, {}, r"'0:bt': UART 0 is the command link \(command_port\)"),
+        ("mega2560", {"uart_ports": ["1:a", "1:b"]}, {}, r"'1:b': UART 1 is listed twice"),
+        (
+            "uno",
+            {"soft_uart_ports": ["2:3:9600:a", "3:4:9600:b"]},
+            {},
+            r"'3:4:9600:b': RX and TX must be two pins",
+        ),
+    ],
+)
+def test_serial_links_are_checked_against_the_board_and_the_wiring(
+    board: str, links: dict[str, object], pins: dict[str, str], message: str
+) -> None:
+    with pytest.raises(HilSimError, match=message):
+        check_serial_pins(serial_links(board, **links), RobotWiring(board, pins, "wiring.yaml"))  # type: ignore[arg-type]
+
+
+def test_serial_links_on_free_pins_pass() -> None:
+    links = serial_links(
+        "mega2560", command_uart=1, uart_ports=["2:gps", "3:lidar"], soft_uart_ports=["A8:A9:9600:bt"]
+    )
+    check_serial_pins(links, RobotWiring("mega2560", {"dev.x": "2"}, "wiring.yaml"))
+    assert (links.command_uart, dict(links.uarts)) == (1, {2: "gps", 3: "lidar"})
+    assert links.soft_uarts == (SoftUartSpec(62, 63, 9600, "bt"),)
+
+
 def test_harness_refuses_missing_arguments() -> None:
     result = run_harness("--lockstep")
     assert result.returncode == 2
-    assert "--firmware and --command-fd are required" in result.stderr
+    assert "--firmware and a --uart (or --command-fd) are required" in result.stderr
 
 
 def test_dead_harness_is_reported_with_its_exit_status(tmp_path: Path) -> None:
@@ -492,7 +588,7 @@ def test_lockstep_harness_reaches_the_cycle_asked_and_reports_it(tmp_path: Path)
             stats = process.stats()
             assert stats["cycle"] == process.cycle >= cycles(0.2)
             assert stats["frames_sent"] == 40  # every 5 ms of AVR time
-            assert stats["uart_tx"] > 0  # the first telemetry round
+            assert stats["uart0_tx"] > 0  # the first telemetry round
         finally:
             process.stop()
         assert not process.running

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from hil_bridge.core.boards import BOARDS
-from hil_sim.core.simavr import harness
+from hil_sim.core.simavr import UART_PINS, harness
 from support.sketch_rig import SketchRig, device
 
 
@@ -29,6 +29,8 @@ def test_harness_pin_table_agrees_with_the_python_board_table(name: str) -> None
     ]
     assert (table["first_analog"], table["analog_pins"]) == (spec.first_analog, spec.pins_analog)
     assert table["adc_channels"] >= spec.analog_inputs
+    assert table["uarts"] == len(UART_PINS[name])  # the hardware UARTs simavr_mcu may put on ptys
+    assert table["boot_delay_s"] == {"atmega328p": 1.375, "atmega2560": 1.0}[spec.mcu]  # optiboot, stk500v2
 
 
 def test_harness_takes_the_board_from_the_mcu() -> None:

@@ -242,6 +242,14 @@ class GraphOptions:
         "mcu simavr: the firmware ELF to run; empty: robot_mcu built (cached) for this run.",
         reaches=("simavr_mcu.firmware",),
     )
+    auto_reset: bool = option(
+        False,
+        "mcu simavr: the control loop's open of the command pty resets the firmware, as DTR does on"
+        " a UNO, Nano or Mega (simavr_mcu's auto_reset); off for the demo robot, whose runs start with"
+        " the firmware running.",
+        reaches=("simavr_mcu.auto_reset",),
+        surfaces=(),
+    )
 
     def __post_init__(self) -> None:
         for name, opt in options_of(GraphOptions).items():

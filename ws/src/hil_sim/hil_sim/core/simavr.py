@@ -12,13 +12,16 @@ side is a small C program on libsimavr, ``firmware/simavr/build/hil_simavr``
 * turns the signal layout (device set) and the robot's wiring (its board, and which
   pin each device signal is on: ``firmware/robot_mcu/wiring.yaml``, the same pins as
   ``pins.h``) into the harness's coupling file;
-* runs the harness with the pty masters (command, signal, and the radio link's if
-  the robot has one) passed as file descriptors, either on
+* runs the harness with the pty masters (the firmware's hardware UARTs that reach a
+  pty, its bit-level serial links on ordinary pins, the signal link, and the radio
+  link's if the robot has one) passed as file descriptors, either on
   the wall clock (the harness paces itself and prints a stats line a second) or in
   lockstep (:meth:`SimavrProcess.run_to` advances the AVR to a cycle and returns when
   its bytes are written); its stderr is read in the background, and simavr's own
   warnings (``simavr: ...`` lines) are counted, handed to ``on_warning`` once each,
-  and added to the stats (``simavr_warnings``, ``simavr_last_warning``).
+  and added to the stats (``simavr_warnings``, ``simavr_last_warning``);
+* resets the AVR as a real board's DTR does when the command link's pty is first
+  opened (:class:`OpenWatch`), or on request (:meth:`SimavrProcess.reset`).
 
 The firmware folder is ``HIL_FIRMWARE`` if set, else ``firmware/`` of the source tree
 this package is in.
@@ -27,6 +30,7 @@ this package is in.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import hashlib
 import json
@@ -73,6 +77,17 @@ MPU6050_ADDRESS = 0x68
 SC16IS750_ADDRESS = 0x4D
 RADIO_BAUD = 115200
 RADIO_FIFO_BYTES = 64
+#: The hardware UARTs of each board (UART0..n-1: Serial, Serial1...), and their pins
+#: (RX, TX) as the Arduino core's variants have them.
+UART_PINS: Mapping[str, Mapping[int, tuple[int, int]]] = {
+    "uno": {0: (0, 1)},
+    "nano": {0: (0, 1)},
+    "mega2560": {0: (0, 1), 1: (19, 18), 2: (17, 16), 3: (15, 14)},
+}
+#: Baud rates a bit-level serial link (SoftwareSerial) may run at (the harness's range).
+SOFT_UART_BAUDS = (300, 250_000)
+#: The bootloader's wait after an external reset is at most this (s; the harness's range).
+MAX_BOOT_DELAY_S = 10.0
 #: How long a lockstep step may take before the harness counts as hung.
 STEP_TIMEOUT_S = 60.0
 #: How long the harness gets to leave after SIGTERM before it is killed.
@@ -586,6 +601,174 @@ def cycles(seconds: float) -> int:
     return round(seconds * FREQUENCY_HZ)
 
 
+# --- the serial links -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SoftUartSpec:
+    """A serial link on two ordinary pins (SoftwareSerial), read and driven at the bit level.
+
+    ``rx`` and ``tx`` are the firmware's (``SoftwareSerial(rx, tx)``): the harness drives
+    ``rx`` and decodes ``tx``, 8N1 at ``baud``. ``link`` is the pty: its path in a
+    parameter, the pty master's descriptor (as text) for :class:`SimavrProcess`.
+    """
+
+    rx: int
+    tx: int
+    baud: int
+    link: str = ""
+
+
+def parse_uart_ports(items: Sequence[str], *, board: str, command_uart: int = 0) -> dict[int, str]:
+    """``["1:bluetooth", "2:gps"]`` (``N:link``) as {UART number: link}.
+
+    Args:
+        items: the entries, each a hardware UART number and its pty link.
+        board: the board (its UARTs: :data:`UART_PINS`).
+        command_uart: the command link's UART, which is not listed again.
+
+    Raises:
+        HilSimError: a malformed entry, a UART the board does not have, one listed twice
+            or the command link's; names the entry.
+    """
+    uarts = UART_PINS[board]
+    ports: dict[int, str] = {}
+    for item in items:
+        number, sep, link = item.partition(":")
+        where = f"uart_ports entry {item!r}"
+        if not sep or not number.strip().isdigit() or not link.strip():
+            raise HilSimError(f"{where}: expected N:link (a UART number and its pty path)")
+        uart = int(number)
+        if uart not in uarts:
+            raise HilSimError(f"{where}: the {board} has UART {', '.join(map(str, uarts))}")
+        if uart == command_uart:
+            raise HilSimError(f"{where}: UART {uart} is the command link (command_port)")
+        if uart in ports:
+            raise HilSimError(f"{where}: UART {uart} is listed twice")
+        ports[uart] = link.strip()
+    return ports
+
+
+def parse_soft_uart_ports(items: Sequence[str], *, board: str) -> list[SoftUartSpec]:
+    """``["10:11:9600:bluetooth"]`` (``RX:TX:BAUD:link``, the firmware's pins) as specs.
+
+    Raises:
+        HilSimError: a malformed entry, a pin the board does not have, RX = TX, a pin
+            of another entry, a baud rate outside :data:`SOFT_UART_BAUDS`; names the entry.
+    """
+    spec = BOARDS[board]
+    links: list[SoftUartSpec] = []
+    used: set[int] = set()
+    low, high = SOFT_UART_BAUDS
+    for item in items:
+        parts = item.split(":", 3)
+        where = f"soft_uart_ports entry {item!r}"
+        if len(parts) != 4 or not all(p.strip() for p in parts):
+            raise HilSimError(f"{where}: expected RX:TX:BAUD:link (the firmware's pins, 8N1 baud, pty)")
+        try:
+            rx, tx = (spec.parse_pin(p.strip(), key=where) for p in parts[:2])
+        except HilBridgeError as exc:
+            raise HilSimError(str(exc)) from exc
+        baud = int(parts[2]) if parts[2].strip().isdigit() else 0
+        if not low <= baud <= high:
+            raise HilSimError(f"{where}: baud {parts[2]!r}: expected a whole number {low}..{high}")
+        if rx == tx or {rx, tx} & used:
+            raise HilSimError(f"{where}: RX and TX must be two pins no other soft UART uses")
+        used |= {rx, tx}
+        links.append(SoftUartSpec(rx, tx, baud, parts[3].strip()))
+    return links
+
+
+@dataclass(frozen=True)
+class SerialLinks:
+    """The firmware's serial links that reach a pty, besides the command link's."""
+
+    #: The command link's hardware UART.
+    command_uart: int
+    #: The board's other hardware UARTs on ptys: number -> link.
+    uarts: Mapping[int, str]
+    #: Serial links on ordinary pins (``link``: the pty's path).
+    soft_uarts: tuple[SoftUartSpec, ...]
+
+
+def serial_links(
+    board: str, *, command_uart: int = 0, uart_ports: Sequence[str] = (), soft_uart_ports: Sequence[str] = ()
+) -> SerialLinks:
+    """The serial links of the ``simavr_mcu`` parameters, checked against the board.
+
+    Raises:
+        HilSimError: an unknown board, a command UART the board does not have, or a bad
+            entry (:func:`parse_uart_ports`, :func:`parse_soft_uart_ports`); names it.
+    """
+    if board not in UART_PINS:
+        raise HilSimError(f"board {board!r}: expected one of {sorted(UART_PINS)}")
+    if command_uart not in UART_PINS[board]:
+        numbers = ", ".join(map(str, UART_PINS[board]))
+        raise HilSimError(f"command_uart {command_uart}: the {board} has UART {numbers}")
+    return SerialLinks(
+        command_uart,
+        parse_uart_ports(uart_ports, board=board, command_uart=command_uart),
+        tuple(parse_soft_uart_ports(soft_uart_ports, board=board)),
+    )
+
+
+def check_serial_pins(links: SerialLinks, wiring: RobotWiring) -> None:
+    """Refuse a serial link on a pin the wiring gives a device (both would use the pin).
+
+    Raises:
+        HilSimError: naming the link, the pin, the device signal and the wiring file.
+    """
+    taken: dict[int, str] = {}
+    for key, text in wiring.pins.items():
+        with contextlib.suppress(HilBridgeError):  # analog-only inputs: not a digital pin
+            taken[wiring.spec.parse_pin(text, key=key)] = key
+    used = {f"UART{number}": UART_PINS[wiring.board][number] for number in (links.command_uart, *links.uarts)}
+    used.update({f"soft_uart_ports[{i}]": (s.rx, s.tx) for i, s in enumerate(links.soft_uarts)})
+    for name, pins in used.items():
+        for pin in pins:
+            if pin in taken:
+                raise HilSimError(f"{name}: pin {pin} is {taken[pin]} in {wiring.source}")
+
+
+#: inotify's events (linux/inotify.h) the open watch asks for.
+_IN_CLOSE_WRITE, _IN_CLOSE_NOWRITE, _IN_OPEN = 0x08, 0x10, 0x20
+
+
+class OpenWatch:
+    """Opens of a pty's slave side, for the harness: an inotify descriptor watching it.
+
+    Made when the pty is made, so every open by a reader counts, whenever the harness
+    starts: the harness reads the events (``--reset-on-open``) and resets the AVR when
+    a first reader opens the port, as DTR does on a real UNO, Nano or Mega. The pty's
+    own slave descriptor, opened before the watch, is no reader.
+
+    Args:
+        path: the pty's slave device (``/dev/pts/N``).
+
+    Raises:
+        HilSimError: inotify refuses (no more watches for this user); names the path.
+    """
+
+    def __init__(self, path: str) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = int(libc.inotify_init1(os.O_CLOEXEC))
+        events = _IN_OPEN | _IN_CLOSE_WRITE | _IN_CLOSE_NOWRITE
+        if fd < 0 or libc.inotify_add_watch(fd, os.fsencode(path), events) < 0:
+            error = ctypes.get_errno()
+            if fd >= 0:
+                os.close(fd)
+            raise HilSimError(f"cannot watch {path} for opens (auto-reset): {os.strerror(error)}")
+        #: The inotify descriptor the harness inherits.
+        self.fd = fd
+
+    def close(self) -> None:
+        """Stop watching."""
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
+
+
 class HarnessLog:
     """The harness's stderr, read by a background thread until the harness closes it.
 
@@ -644,8 +827,17 @@ class SimavrProcess:
 
     Args:
         elf: the firmware.
-        command_fd: pty master of the command link (the firmware's UART).
         signal_fd: pty master of the signal link.
+        command_fd: pty master of UART0 (the same as ``uarts={0: fd}``).
+        uarts: the hardware UARTs that reach a pty: UART number -> pty master (UART0 on
+            the UNO and Nano, 0..3 on the Mega 2560), each timed at the baud rate the
+            firmware sets on it.
+        soft_uarts: serial links on ordinary pins (:class:`SoftUartSpec`, ``link`` the pty
+            master's descriptor as text), decoded and driven at the bit level.
+        open_watch: the command link's :class:`OpenWatch`: a reader's first open resets
+            the AVR (in lockstep at the start of the next step); None: opens do not.
+        boot_delay: the bootloader's wait after an external reset, in seconds; None: the
+            board's (UNO and Nano 1.375 s, optiboot; Mega 2560 1.0 s, stk500v2).
         radio_fd: pty master of the radio link (the UART of the emulated SC16IS750), or
             None: no bridge on the bus, the firmware has no radio link.
         coupling: the coupling file's text (:func:`coupling_text`).
@@ -664,9 +856,13 @@ class SimavrProcess:
         self,
         elf: Path,
         *,
-        command_fd: int,
         signal_fd: int,
         coupling: str,
+        command_fd: int | None = None,
+        uarts: Mapping[int, int] | None = None,
+        soft_uarts: Sequence[SoftUartSpec] = (),
+        open_watch: OpenWatch | None = None,
+        boot_delay: float | None = None,
         radio_fd: int | None = None,
         checked: bool = False,
         lockstep: bool = False,
@@ -677,16 +873,32 @@ class SimavrProcess:
     ) -> None:
         if board not in BOARDS:
             raise HilSimError(f"board {board!r}: expected one of {sorted(BOARDS)}")
+        ports = dict(uarts or {})
+        if command_fd is not None:
+            if 0 in ports:
+                raise HilSimError("UART 0 given twice (command_fd and uarts)")
+            ports[0] = command_fd
+        if not ports:
+            raise HilSimError("the harness needs a UART on a pty (uarts or command_fd)")
+        if boot_delay is not None and not 0.0 <= boot_delay <= MAX_BOOT_DELAY_S:
+            raise HilSimError(f"boot_delay {boot_delay!r} s is outside 0..{MAX_BOOT_DELAY_S:g}")
         self.lockstep = lockstep
         self.cycle = 0
         self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
+        soft_fds = [int(link.link) for link in soft_uarts]
         command = [
             str(executable or harness()),
             "--firmware",
             str(elf),
-            "--command-fd",
-            str(command_fd),
+            *(arg for number, fd in sorted(ports.items()) for arg in ("--uart", f"{number}:{fd}")),
+            *(
+                arg
+                for link, fd in zip(soft_uarts, soft_fds, strict=True)
+                for arg in ("--softuart", f"{link.rx}:{link.tx}:{link.baud}:{fd}")
+            ),
+            *(["--reset-on-open", str(open_watch.fd)] if open_watch is not None else []),
+            *(["--boot-delay", repr(float(boot_delay))] if boot_delay is not None else []),
             "--signal-fd",
             str(signal_fd),
             "--coupling",
@@ -711,7 +923,13 @@ class SimavrProcess:
                 encoding="utf-8",
                 errors="replace",
                 bufsize=1,
-                pass_fds=(command_fd, signal_fd, *([radio_fd] if radio_fd is not None else [])),
+                pass_fds=(
+                    *ports.values(),
+                    *soft_fds,
+                    signal_fd,
+                    *([radio_fd] if radio_fd is not None else []),
+                    *([open_watch.fd] if open_watch is not None else []),
+                ),
                 start_new_session=True,  # a Ctrl-C reaches the node, which stops the harness
                 # and a killed node's harness stops too (it holds no more ptys anyone reads)
                 preexec_fn=die_with_parent(),  # noqa: PLW1509 - the child runs only prctl and getppid
@@ -741,6 +959,27 @@ class SimavrProcess:
     def stats(self) -> dict[str, Any]:
         """Lockstep: the harness's counters now (simavr's warnings as far as read)."""
         return self._parse_stats(self._request("stats"))
+
+    def reset(self) -> None:
+        """Reset the AVR as its RESET pin does (reset button, DTR); the bootloader's wait follows.
+
+        In lockstep it happens now, at the current cycle; in real time at once.
+
+        Raises:
+            HilSimError: the harness died, hung or answered something else.
+        """
+        if self.lockstep:
+            reply = self._request("reset")
+            if not reply.startswith("ok "):
+                raise HilSimError(f"hil_simavr answered {reply!r} to reset")
+            return
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write("reset\n")
+            stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise HilSimError(f"hil_simavr has exited: {self.failure()}") from None
 
     def _request(self, line: str) -> str:
         stdin, stdout = self.process.stdin, self.process.stdout
