@@ -38,7 +38,7 @@ pytest:
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc; }
 
 sim: bootstrap
-	@$(IN_ENV) python -m hil_bringup.sim_runner $(ARGS)
+	@$(IN_ENV) python -m hil_bringup.hil_sim_runner $(ARGS)
 
 bench: bootstrap
 	@$(IN_ENV) python tools/run_bench.py $(ARGS)

@@ -23,7 +23,7 @@ from _benchlib import bar_plot, emit, private_ros_domain, progress
 from _runnerlib import lockstep_rtf
 
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.runner import GraphRunner
+from hil_bringup.graph_runner import GraphRunner
 from hil_sim.core.build import build_simulation
 from hil_sim.core.world import load_world
 

@@ -51,7 +51,7 @@ def sample_run(seconds: float, report: Path) -> tuple[list[tuple[float, float, i
     # A little longer than asked: progress lines come every 5 s of wall time, so the
     # last sample falls short of the run's end.
     command = [
-        sys.executable, "-m", "hil_bringup.sim_runner", "--headless", "--rtf", "0",
+        sys.executable, "-m", "hil_bringup.hil_sim_runner", "--headless", "--rtf", "0",
         "--duration", str(seconds * RUN_MARGIN), "--report-dir", str(report),
     ]  # fmt: skip
     samples: list[tuple[float, float, int]] = []

@@ -24,7 +24,7 @@ from sensor_msgs.msg import Range
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from hil_bridge import qos
+from hil_common import qos
 from hil_sim.core.build import build_simulation
 
 

@@ -15,12 +15,12 @@ import pytest
 import rclpy
 from geometry_msgs.msg import Twist
 
-from hil_bridge import qos
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.runner import GraphRunner
+from hil_bringup.graph_runner import GraphRunner
+from hil_common import qos
+from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_sim.core.motor import MotorBank
 from hil_sim.core.robot_model import demo_robot
-from hil_sim.simavr_mcu_node import SimavrMcuNode
 
 #: The demo task's limit: with seed 0 the six boards fell by 25.6 s of simulated time
 #: (virtual MCU) and 27.1 s (firmware in simavr), about 30 s on MuJoCo, when this was

@@ -12,11 +12,11 @@ from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 from std_msgs.msg import String
 
-from hil_bridge import qos
 from hil_bringup.core.bag import read_bag
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.replay import replay
-from hil_bringup.runner import GraphRunner
+from hil_bringup.graph_runner import GraphRunner
+from hil_bringup.hil_replay import replay
+from hil_common import qos
 
 WIRE = ["/hil/wire/command/tx", "/hil/wire/command/rx", "/hil/wire/signal/tx", "/hil/wire/signal/rx"]
 

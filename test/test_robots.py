@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hil_bridge.core.profile import load_profile
-from hil_bridge.sketch_tool import main as hil_sketch
-from hil_bringup.core.scenario import load_scenario
-from hil_bringup.errors import HilBringupError
+from hil_common.errors import HilError
+from hil_devices.core.profile import load_profile
+from hil_firmware.sketch_tool import main as hil_sketch
+from hil_testing.core.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = ROOT / "ws" / "src" / "hil_robots" / "robots"
@@ -46,7 +46,7 @@ def test_each_robot_sketch_builds_with_hil_sketch(
 def test_each_robot_scenario_passes_hil_scenario_check(scenario: Path) -> None:
     robot = scenario.parents[1].name
     if robot in AWAITING_ROBOT_KEY:
-        with pytest.raises(HilBringupError, match=r"unknown field\(s\) robot"):
+        with pytest.raises(HilError, match=r"unknown field\(s\) robot"):
             load_scenario(scenario)
         pytest.xfail("needs the scenario key robot: (issue 23, item 2)")
     load_scenario(scenario)
@@ -62,7 +62,7 @@ def test_each_robot_scenario_passes_hil_scenario_check(scenario: Path) -> None:
 def test_each_robot_runs_its_scenarios_in_lockstep(tmp_path: Path, robot: str) -> None:
     folder = ROBOTS / robot / "scenarios"
     result = subprocess.run(
-        [sys.executable, "-m", "hil_bringup.scenario_runner", "run", str(folder), "--out", str(tmp_path)],
+        [sys.executable, "-m", "hil_testing.hil_scenario", "run", str(folder), "--out", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=600,

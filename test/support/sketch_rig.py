@@ -2,7 +2,7 @@
 
 :class:`SketchRig` builds an Arduino sketch for a board (cached by its sources), couples
 it to a device set given as device configs (the shipped library's: :func:`library_device`) and
-pins and parameters (:func:`hil_sim.core.simavr.coupling_text`, as the simavr_mcu node does),
+pins and parameters (:func:`hil_mcu.core.simavr.coupling_text`, as the simavr_mcu node does),
 and runs it in lockstep: the test reads the sketch's
 ``Serial`` lines on the command pty (pyserial) and its pins as the signal link's frames
 (hil_bridge's decoder), and writes sensor values as frames, as the signal bridge would.
@@ -21,10 +21,11 @@ from typing import Any
 
 import serial
 
-from hil_bridge.core.devices import DeviceConfig, DeviceInstance, device_from_mapping, load_device_library
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
-from hil_sim.core.simavr import (
+from hil_devices.core.devices import DeviceConfig, DeviceInstance, device_from_mapping
+from hil_devices.core.library import load_device_library
+from hil_mcu.core.simavr import (
     FirmwareOptions,
     OpenWatch,
     RobotWiring,
@@ -36,9 +37,9 @@ from hil_sim.core.simavr import (
 )
 
 #: The test sketches (one folder each, ``<name>/<name>.ino``).
-SKETCHES = Path(__file__).resolve().parents[2] / "ws" / "src" / "hil_sim" / "test" / "sketches"
+SKETCHES = Path(__file__).resolve().parents[2] / "ws" / "src" / "hil_mcu" / "test" / "sketches"
 #: The device library the bridge board and the harness share.
-LIBRARY_DIR = Path(__file__).resolve().parents[2] / "ws" / "src" / "hil_bridge" / "config" / "devices"
+LIBRARY_DIR = Path(__file__).resolve().parents[2] / "ws" / "src" / "hil_devices" / "config" / "devices"
 #: Where their builds are kept between runs (keyed by sources, board and defines).
 BUILD_CACHE = Path(tempfile.gettempdir()) / "hil-test-sketches"
 #: Simulated seconds per step: the signal period.

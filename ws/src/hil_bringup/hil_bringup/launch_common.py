@@ -3,7 +3,7 @@
 Both launch files declare their arguments and hand the evaluated values to
 :func:`graph_actions`, which builds the nodes from :mod:`hil_bringup.core.graph`
 exactly as the one-process runner does. It also leaves SIGINT in the launch process
-to launch alone (:func:`hil_bridge.core.shutdown.leave_to_wakeup_fd`): a
+to launch alone (:func:`hil_common.core.shutdown.leave_to_wakeup_fd`): a
 KeyboardInterrupt raised inside one of launch's tasks (the SIGTERM escalation timer
 of a process) left launch waiting forever after Ctrl-C, every process stopped.
 """
@@ -19,8 +19,6 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.substitutions import ExecutableInPackage
 
-from hil_bridge.core.paths import share_dir
-from hil_bridge.core.shutdown import leave_to_wakeup_fd
 from hil_bringup.core.graph import (
     MCU_NODES,
     GraphOptions,
@@ -31,6 +29,8 @@ from hil_bringup.core.graph import (
 )
 from hil_bringup.core.options import on, values
 from hil_bringup.errors import HilBringupError
+from hil_common.core.paths import share_dir
+from hil_common.core.shutdown import leave_to_wakeup_fd
 
 
 def declare(defaults: dict[str, str] | None = None) -> list[DeclareLaunchArgument]:

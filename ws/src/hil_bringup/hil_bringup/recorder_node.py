@@ -27,12 +27,12 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.serialization import serialize_message
 from rclpy.subscription import Subscription
 
-from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import run_node
-from hil_bridge.parameters import declare_parameters
 from hil_bringup.core.bag import BagWriter
 from hil_bringup.errors import HilBringupError
+from hil_common.core.param_spec import ParamSpec
+from hil_common.errors import HilError
+from hil_common.node_runtime import run_node
+from hil_common.parameters import declare_parameters
 
 NODE_NAME = "recorder"
 
@@ -128,4 +128,4 @@ class RecorderNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Record until shut down."""
-    return run_node(RecorderNode, name=NODE_NAME, config_errors=(HilBringupError, HilBridgeError), args=args)
+    return run_node(RecorderNode, name=NODE_NAME, config_errors=(HilError,), args=args)

@@ -4,7 +4,7 @@
     hil_robot check ~/my_robot                            # a robot folder (its robot.yaml)
     hil_robot show ws/src/hil_robots/robots/rab_style/robot.yaml
 
-``check`` reads the profile (:func:`hil_bridge.core.profile.load_profile`: every pin,
+``check`` reads the profile (:func:`hil_devices.core.profile.load_profile`: every pin,
 parameter, pose, mount, wheel, baud rate and the firmware) and makes everything the
 runs derive from it: the signal link's device set and ids, the simavr coupling of its
 pins, the DC motor model's parameters and the telemetry schema; it prints the warnings
@@ -21,14 +21,15 @@ import dataclasses
 import sys
 
 from hil_bridge.core.defaults import telemetry_schema as default_telemetry
-from hil_bridge.core.profile import RobotProfile, load_profile, mcu_pins, model_devices, telemetry_schema
 from hil_bridge.core.signal_protocol import SignalLayout, profile_layout
-from hil_bridge.core.sketch_gen import handler_dirs, load_templates, needs_of, profile_sketch_inputs
-from hil_bridge.core.wiring import describe
-from hil_bridge.errors import HilBridgeError
 from hil_bringup.errors import HilBringupError
+from hil_common.errors import HilError
+from hil_devices.core.handler_template import handler_dirs, load_templates, needs_of
+from hil_devices.core.profile import RobotProfile, load_profile, mcu_pins, model_devices, telemetry_schema
+from hil_devices.core.wiring import describe
+from hil_firmware.core.sketch_gen import profile_sketch_inputs
+from hil_mcu.core.simavr import profile_coupling
 from hil_sim.core.motor import MotorParams
-from hil_sim.core.simavr import profile_coupling
 from hil_sim.errors import HilSimError
 
 
@@ -112,7 +113,7 @@ def _show(profile: RobotProfile, layout: SignalLayout, coupling: str) -> None:
         print("bridge board (nano): its pin, the signal, the robot MCU's pin:")
         for need, line in zip(needs, describe(needs, wiring), strict=True):
             print(f"  {line}  <->  MCU {pins.get(need.key, '-')}")
-    except HilBridgeError as exc:
+    except HilError as exc:
         print(f"bridge board: none ({exc})")
 
 
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: a bad profile exits 2 with the message."""
     try:
         return run(argv)
-    except (HilBridgeError, HilSimError, HilBringupError) as exc:
+    except HilError as exc:
         print(f"hil_robot: {exc}", file=sys.stderr)
         return 2
 

@@ -35,13 +35,13 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from hil_bridge import qos
-from hil_bridge.core.defaults import device_library
-from hil_bridge.core.loop_timing import DeadlineScheduler
-from hil_bridge.core.param_spec import ParamSpec, ParamValues
-from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
-from hil_bridge.parameters import declare_parameters
+from hil_common import qos
+from hil_common.core.loop_timing import DeadlineScheduler
+from hil_common.core.param_spec import ParamSpec, ParamValues
+from hil_common.errors import HilError
+from hil_common.node_runtime import diagnostic_array, node_thread, run_node
+from hil_common.parameters import declare_parameters
+from hil_devices.core.defaults import device_library
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.build import build_simulation, world_path
@@ -131,7 +131,7 @@ PARAMETERS = (
         min=0.001,
         max=60.0,
     ),
-    ParamSpec("device_configs", [], "Device config files or folders; empty: hil_bridge's library."),
+    ParamSpec("device_configs", [], "Device config files or folders; empty: hil_devices' library."),
     ParamSpec(
         "radio",
         False,
@@ -565,7 +565,7 @@ class SimNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Run the simulator until shut down; exit 2 on a bad configuration."""
-    return run_node(SimNode, name=NODE_NAME, config_errors=(HilSimError, HilBridgeError), args=args)
+    return run_node(SimNode, name=NODE_NAME, config_errors=(HilError,), args=args)
 
 
 if __name__ == "__main__":

@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 from rclpy.node import Node
 
-from hil_bridge import qos
-from hil_bridge.core.param_spec import ParamValues
 from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, RadioStatus, decode_radio, encode_radio
 from hil_bridge.errors import HilBridgeError
+from hil_common import qos
+from hil_common.core.param_spec import ParamValues
+from hil_common.errors import HilError
 from hil_msgs.msg import WireChunk
 from hil_sim.core.radio import Radio, RadioConfig
 from hil_sim.core.simulation import Simulation
-from hil_sim.errors import HilSimError
 from hil_sim.sim_topics import stamp_of
 
 #: Simulated seconds between RST lines of an unchanged radio (DESIGN.md "Radio link": at least 1 s).
@@ -79,7 +79,7 @@ class SimRadio:
                 raise HilBridgeError(f"id: {body[:3]!r} is not RTX")
             with self.lock:
                 self.radio.send(robot, message.payload, message.dst)
-        except (HilBridgeError, HilSimError) as exc:
+        except HilError as exc:
             self.errors += 1
             if not self._warned:
                 self._warned = True

@@ -29,7 +29,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import Illuminance, Imu, JointState, MagneticField, Range
 from std_msgs.msg import Float32
 
-from hil_bridge import qos
+from hil_common import qos
 from hil_msgs.msg import SignalArray
 from hil_sim.core.device_set import DeviceSet
 from hil_sim.core.devices.base import DeviceModel

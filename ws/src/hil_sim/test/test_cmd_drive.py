@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hil_bridge.core.kinematics import wheel_speeds
+from hil_common.core.kinematics import wheel_speeds
 from hil_sim.core.build import build_simulation
 from hil_sim.core.cmd_drive import CmdVelDrive, twist_duties, wheel_duty
 from hil_sim.core.motor import MotorParams

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hil_bridge.core.devices import load_device_library
+from hil_devices.core.library import load_device_library
 from hil_sim.core.build import build_simulation
 from hil_sim.core.devices import KINDS
 from hil_sim.core.devices.imu import GRAVITY
@@ -21,7 +21,7 @@ from hil_sim.core.world import LineMarking, Pose, WorldConfig
 from hil_sim.errors import HilSimError
 
 SRC = Path(__file__).resolve().parents[2]
-DEVICES = SRC / "hil_bridge" / "config" / "devices"
+DEVICES = SRC / "hil_devices" / "config" / "devices"
 LIBRARY = load_device_library([DEVICES])
 DEMO = demo_robot(LIBRARY)
 #: A walled 4 m arena with nothing in it.

@@ -12,7 +12,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from hil_bridge.core.paths import share_dir
+from hil_common.core.paths import share_dir
 from hil_sim.core.build import build_simulation
 from hil_sim.core.motor import MotorBank, MotorParams
 from hil_sim.core.mujoco_physics import BOARD_DOWN_TILT, MujocoPhysics
@@ -23,7 +23,7 @@ from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Board, Pose, WorldConfig, load_world, world_from_mapping
 from hil_sim.errors import HilSimError
 
-URDF = share_dir("hil_bringup") / "urdf" / "hil_robot.urdf"
+URDF = share_dir("hil_sim") / "urdf" / "hil_robot.urdf"
 EMPTY = WorldConfig(width=20.0, height=20.0)
 
 #: The cross-check's tolerances. Straight runs: the two engines solve the same motor
@@ -104,9 +104,9 @@ def test_unknown_backend_names_the_choices() -> None:
 
 
 def test_the_shipped_urdf_is_the_one_generated_from_the_demo_robot() -> None:
-    """rviz's robot (hil_bringup's URDF) and MuJoCo's are one: the demo robot model's."""
+    """rviz's robot (hil_sim's URDF) and MuJoCo's are one: the demo robot model's."""
     assert URDF.read_text() == robot_urdf(demo_robot()), (
-        "hil_bringup/urdf/hil_robot.urdf is not the demo robot's: write it again with "
+        "hil_sim/urdf/hil_robot.urdf is not the demo robot's: write it again with "
         "hil_sim.core.robot_urdf.robot_urdf(demo_robot())"
     )
 

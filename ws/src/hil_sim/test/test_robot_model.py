@@ -10,6 +10,7 @@ import pytest
 
 from hil_sim.core.build import build_simulation
 from hil_sim.core.device_set import DeviceSet
+from hil_sim.core.devices import check_model
 from hil_sim.core.mujoco_physics import MujocoPhysics
 from hil_sim.core.robot_model import Body, DeviceSpec, Mount, RobotModel, demo_robot
 from hil_sim.core.robot_urdf import robot_urdf
@@ -123,7 +124,7 @@ def test_a_bad_robot_model_is_refused_naming_the_device_and_field(change: dict[s
         if body is not None:
             key, value = body.split("=")
             arguments["body"] = Body(**{key: float(value)})
-        RobotModel("bad", **arguments)
+        check_model(RobotModel("bad", **arguments))
     assert words in str(info.value)
 
 

@@ -19,8 +19,8 @@ from std_msgs.msg import Float32
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
-from hil_bridge import qos
-from hil_bridge.core.param_spec import yaml_defaults
+from hil_common import qos
+from hil_common.core.param_spec import yaml_defaults
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.devices.imu import Imu as ImuKind

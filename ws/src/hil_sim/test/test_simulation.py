@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from hil_bridge.core.devices import load_device_library
+from hil_devices.core.library import load_device_library
 from hil_sim.core.build import build_simulation, grid_starts
 from hil_sim.core.motor import MotorParams
 from hil_sim.core.noise import NoiseBank
@@ -31,7 +31,7 @@ from hil_sim.errors import HilSimError
 Array = npt.NDArray[np.float64]
 
 SRC = Path(__file__).resolve().parents[2]
-DEVICES = SRC / "hil_bridge" / "config" / "devices"
+DEVICES = SRC / "hil_devices" / "config" / "devices"
 LIBRARY = load_device_library([DEVICES])
 WORLDS = SRC / "hil_sim" / "worlds"
 DEMO = WORLDS / "demo.yaml"

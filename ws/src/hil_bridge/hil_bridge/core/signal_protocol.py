@@ -42,7 +42,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hil_bridge.core.crc import crc16
-from hil_bridge.core.devices import (
+from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
+from hil_bridge.errors import HilBridgeError
+from hil_devices.core.devices import (
     MAX_SIGNAL_ID,
     DeviceInstance,
     Direction,
@@ -50,9 +52,7 @@ from hil_bridge.core.devices import (
     SignalType,
     assign_signal_ids,
 )
-from hil_bridge.core.profile import RobotProfile, device_instances
-from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
-from hil_bridge.errors import HilBridgeError
+from hil_devices.core.profile import RobotProfile, device_instances
 
 START = 0xFF
 RAW_MIN = -32768
@@ -147,7 +147,7 @@ class SignalSlot:
 class SignalLayout:
     """The signals of a device set in device and signal order, with their ids.
 
-    Ids come from :func:`hil_bridge.core.devices.assign_signal_ids`: explicit ones as
+    Ids come from :func:`hil_devices.core.devices.assign_signal_ids`: explicit ones as
     given, the others 0, 1, 2... skipping taken ids.
 
     Raises:

@@ -21,9 +21,9 @@ from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
-from hil_bridge.core.config_file import load_yaml
-from hil_bridge.core.paths import share_dir
 from hil_bringup.errors import HilBringupError
+from hil_common.core.config_file import load_yaml
+from hil_common.core.paths import share_dir
 
 #: Custom-data key of the run's options in a bag's metadata.yaml.
 RUN_KEY = "hil_run"

@@ -18,7 +18,7 @@ there is no simulated MCU: the ports are real devices.
 
 The ptys' links live in the run's ``link_dir``; by default :func:`run_link_dir`, one
 folder per ROS domain and namespace in the user's runtime folder
-(:func:`hil_bridge.core.runtime_dir.runtime_root`), so launches that cannot hear each
+(:func:`hil_common.core.runtime_dir.runtime_root`), so launches that cannot hear each
 other cannot take each other's ports either, and other users cannot reach them (the
 one-process runner makes a private folder there). :func:`prepare_link_folder` makes
 and checks the folder before anything is started.
@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from hil_bridge.core.faults import FaultModel
-from hil_bridge.core.param_spec import yaml_defaults
-from hil_bridge.core.paths import share_dir
-from hil_bridge.core.runtime_dir import private_dir, runtime_root
-from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.options import check, on, option, options_of
 from hil_bringup.errors import HilBringupError
+from hil_common.core.param_spec import yaml_defaults
+from hil_common.core.paths import share_dir
+from hil_common.core.runtime_dir import private_dir, runtime_root
+from hil_common.errors import HilError
 
 MCU_KINDS = ("virtual", "simavr", "serial")
 #: The simulator's physics backends (hil_sim.core.physics.BACKENDS; not imported: launch
@@ -54,7 +54,7 @@ def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
     """The pty link folder of a run: ``<runtime folder>/domain<id>/<namespace>``.
 
     The runtime folder is the user's own (``$XDG_RUNTIME_DIR/hil`` or ``/tmp/hil-<uid>``:
-    :func:`~hil_bridge.core.runtime_dir.runtime_root`); nothing is made here.
+    :func:`~hil_common.core.runtime_dir.runtime_root`); nothing is made here.
 
     Args:
         namespace: the run's ROS namespace (``/team_a``); empty: none.
@@ -76,7 +76,7 @@ def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
 def prepare_link_folder(options: GraphOptions) -> Path:
     """Make and check the run's link folder (``link_dir`` or :func:`run_link_dir`).
 
-    Refused as :func:`~hil_bridge.core.runtime_dir.private_dir` refuses it, when another
+    Refused as :func:`~hil_common.core.runtime_dir.private_dir` refuses it, when another
     user could change it or a folder on its way.
 
     Raises:
@@ -84,7 +84,7 @@ def prepare_link_folder(options: GraphOptions) -> Path:
     """
     try:
         return private_dir(options.link_folder)
-    except HilBridgeError as exc:
+    except HilError as exc:
         what = f"link_dir {options.link_dir}" if options.link_dir else "the run's link folder"
         raise HilBringupError(f"{what}: {exc}") from None
 
@@ -505,10 +505,10 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             extra["radio_port"] = links.radio
         nodes.append(
             _spec(
-                "hil_sim",
+                "hil_mcu",
                 mcu,
                 mcu,
-                f"hil_sim.{module[mcu]}",
+                f"hil_mcu.{module[mcu]}",
                 ns,
                 command_port=links.command,
                 signal_port=links.signal,

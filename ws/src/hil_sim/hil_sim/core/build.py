@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hil_bridge.core.defaults import device_library
-from hil_bridge.core.devices import DeviceConfig
-from hil_bridge.core.paths import share_dir
+from hil_common.core.paths import share_dir
+from hil_devices.core.defaults import device_library
+from hil_devices.core.devices import DeviceConfig
 from hil_sim.core.robot_model import RobotModel, demo_robot
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose, WorldConfig, in_arena, load_world

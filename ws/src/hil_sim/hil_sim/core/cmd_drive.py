@@ -3,7 +3,7 @@
 In a run with ``hil_robots`` < ``robots`` the robots past the HIL ones have no MCU and
 no control loop; the simulator drives them from ``robot_<i>/cmd_vel`` as an ideal
 open-loop motor controller would: each wheel's speed from the twist by the one
-differential-drive rule (:func:`hil_bridge.core.kinematics.wheel_speeds`: radius-keeping
+differential-drive rule (:func:`hil_common.core.kinematics.wheel_speeds`: radius-keeping
 saturation at the wheels' top speed on the full supply), and the motor's duty whose
 steady state is that speed (:meth:`MotorParams.steady_voltage`). No ``cmd_vel`` for
 ``timeout`` seconds and the wheels are let go (the motors coast), as a loop's failsafe does.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from hil_bridge.core.kinematics import wheel_speeds
+from hil_common.core.kinematics import wheel_speeds
 from hil_sim.core.motor import MotorParams
 
 if TYPE_CHECKING:

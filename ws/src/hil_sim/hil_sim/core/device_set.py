@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hil_sim.core.devices import KINDS, kind
+from hil_sim.core.devices import KINDS, check_model, kind
 from hil_sim.core.devices.base import Array, BoolArray, DeviceModel, IndexArray, Scene
 from hil_sim.core.devices.bumper import Bumper
 from hil_sim.core.robot_model import WHEELS, RobotModel
@@ -70,6 +70,7 @@ class DeviceSet:
     """
 
     def __init__(self, model: RobotModel, robots: int) -> None:
+        check_model(model)
         self.model = model
         self.robots = robots
         where = f"robot {model.name}"

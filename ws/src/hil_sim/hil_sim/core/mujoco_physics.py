@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
-from hil_sim.core.physics import Array, BoolArray, IndexArray, Rays, RobotArrays, Touch
+from hil_sim.core.physics_types import Array, BoolArray, IndexArray, Rays, Touch
+from hil_sim.core.robot_arrays import RobotArrays
 from hil_sim.core.robot_urdf import robot_urdf
 from hil_sim.core.world import (
     BOX_HEIGHT,

@@ -26,99 +26,24 @@ picks one by name.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
-from hil_sim.core.motor import MotorBank, MotorGroups, motor_banks
+from hil_sim.core.physics_types import Array, BoolArray, IndexArray, PhysicsBackend, Rays, Touch
+from hil_sim.core.robot_arrays import RobotArrays
 from hil_sim.core.world import Pose, WorldConfig, WorldGeometry
 from hil_sim.errors import HilSimError
 
 if TYPE_CHECKING:
     from hil_sim.core.robot_model import RobotModel
 
-Array = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
-IndexArray = npt.NDArray[np.intp]
 LEFT, RIGHT = 0, 1
 #: Backend names, the default first.
 BACKENDS = ("native", "mujoco")
 #: Penetration (m) below which a contact counts as resolved.
 CONTACT_TOLERANCE = 1e-9
-
-#: ``touch(robots, bearings, time)``: robots touched something at ``time`` (s), at
-#: ``bearings`` (rad, body frame, counter-clockwise from straight ahead).
-Touch = Callable[[IndexArray, Array, float], None]
-
-
-@dataclass(frozen=True)
-class Rays:
-    """Ray origins (m) and directions (rad about z) in the body frame, one entry per ray.
-
-    Each array is (R,), the same rays for every robot, or (N, R), each robot's own.
-    """
-
-    x: Array
-    y: Array
-    z: Array
-    angle: Array
-
-
-class BoardStates(Protocol):
-    """Which boards stand (index as in :attr:`WorldConfig.boards`)."""
-
-    @property
-    def standing(self) -> BoolArray:
-        """(B,) True while a board stands."""
-        ...
-
-    @property
-    def boards_down(self) -> int:
-        """How many boards are down."""
-        ...
-
-    def reset(self) -> None:
-        """Every board up again."""
-        ...
-
-
-class PhysicsBackend(Protocol):
-    """A rigid-body engine for :class:`~hil_sim.core.simulation.Simulation`."""
-
-    name: str
-    #: The world as the backend has it (an MJCF world's boards filled in).
-    world: WorldConfig
-    x: Array
-    y: Array
-    yaw: Array
-    v: Array
-    w: Array
-    wheel_angle: Array
-    motors: MotorBank | MotorGroups
-
-    @property
-    def boards(self) -> BoardStates:
-        """Which boards stand."""
-        ...
-
-    def reset(self) -> None:
-        """Robots at their starts at rest, motors off, boards standing."""
-        ...
-
-    def teleport(self, index: int, pose: Pose) -> None:
-        """Robot ``index`` at ``pose``, at rest (the pose is already checked)."""
-        ...
-
-    def advance(self, steps: int, voltage: Array, closed: BoolArray, start: float, touch: Touch) -> None:
-        """``steps`` physics steps from time ``start`` with these motor voltages (N, 2)."""
-        ...
-
-    def cast(self, rays: Rays, max_range: float, rows: IndexArray | slice = slice(None)) -> Array:
-        """(n, R) distance along each ray of robots ``rows`` to the first solid thing (or ``max_range``)."""
-        ...
 
 
 def make_backend(
@@ -161,32 +86,6 @@ def body_speeds(radius: Array, base: Array, wheel: Array) -> tuple[Array, Array]
     v = radius * (wheel[:, LEFT] + wheel[:, RIGHT]) / 2
     w = radius * (wheel[:, RIGHT] - wheel[:, LEFT]) / base
     return v, w
-
-
-class RobotArrays:
-    """Each robot's body and drive-train figures as (N,) arrays, and their motors' grouping."""
-
-    def __init__(self, models: Sequence[RobotModel]) -> None:
-        self.models = list(models)
-        self.wheel_radius = np.array([m.body.wheel_radius for m in models])
-        self.wheel_base = np.array([m.body.wheel_base for m in models])
-        self.body_radius = np.array([m.body.body_radius for m in models])
-        self.bumper_travel = np.array([m.body.bumper_travel for m in models])
-        self.gear = np.array([m.motor.gear_ratio for m in models])
-        self.kt = np.array([m.motor.kt for m in models])
-        #: Robots by model (first appearance first): (rows, model).
-        groups: dict[int, tuple[list[int], RobotModel]] = {}
-        for robot, model in enumerate(models):
-            groups.setdefault(id(model), ([], model))[0].append(robot)
-        self.groups = [(np.array(rows, dtype=np.intp), model) for rows, model in groups.values()]
-
-    def motors(self, dt: float, *, loaded: bool) -> MotorBank | MotorGroups:
-        """Every robot's two motors (with the robot's mass reflected to them when ``loaded``)."""
-        return motor_banks(
-            [(rows, model.motor, model.load_inertia if loaded else 0.0) for rows, model in self.groups],
-            len(self.models),
-            dt=dt,
-        )
 
 
 class NativePhysics:

@@ -162,7 +162,7 @@ class RobotModel:
     urdf: str = ""
 
     def __post_init__(self) -> None:
-        check_model(self)
+        _check_names(self)
 
     @property
     def load_inertia(self) -> float:
@@ -190,73 +190,19 @@ class RobotModel:
         return tuple(spec for spec in self.devices if spec.kind in kinds)
 
 
-def check_model(model: RobotModel) -> None:
-    """The checks of :class:`RobotModel` (its docstring)."""
-    where = f"robot {model.name}"
-    seen: set[str] = set()
-    drivers: dict[str, str] = {}
-    servos = {spec.name for spec in model.devices if spec.kind == "servo"}
-    for index, spec in enumerate(model.devices):
-        at = f"{where}: devices[{index}]"
-        if not spec.name.isidentifier():
-            raise HilSimError(f"{at}: name {spec.name!r} must be an identifier (letters, digits, _)")
-        if spec.name in seen:
-            raise HilSimError(f"{at}: name {spec.name!r} is used twice")
-        seen.add(spec.name)
-        if _check_device(spec, f"{at} ({spec.name})", servos):
-            if spec.wheel in drivers:
-                raise HilSimError(
-                    f"{at} ({spec.name}): wheel: {spec.wheel} is already driven by {drivers[spec.wheel]}"
-                )
-            drivers[spec.wheel] = spec.name
-    for wheel in WHEELS:
-        if wheel not in drivers:
-            raise HilSimError(f"{where}: the {wheel} wheel has no motor driver")
-
-
-def _check_device(spec: DeviceSpec, at: str, servos: set[str]) -> bool:
-    """One device's kind, mount, wheel, ties and parameters; whether it drives a wheel."""
-    from hil_sim.core.devices import kind as kind_of  # noqa: PLC0415 - the kinds import this module
-    from hil_sim.core.devices.base import resolve_params  # noqa: PLC0415
-
-    try:
-        cls = kind_of(spec.kind)
-    except HilSimError as exc:
-        raise HilSimError(f"{at}: kind: {exc}") from None
-    pose = (spec.mount.x, spec.mount.y, spec.mount.z, spec.mount.yaw)
-    if not all(math.isfinite(v) for v in pose):
-        raise HilSimError(f"{at}: mount: {pose} must be finite numbers")
-    if spec.mount.servo and spec.mount.servo not in servos:
-        raise HilSimError(f"{at}: mount.servo: {spec.mount.servo!r} is not a servo of this robot")
-    if spec.mount.servo and spec.kind == "servo":
-        raise HilSimError(f"{at}: mount.servo: a servo rides on the body, not on another servo")
-    if cls.WHEEL and spec.wheel not in WHEELS:
-        raise HilSimError(f"{at}: wheel: {spec.wheel!r} is not one of {', '.join(WHEELS)}")
-    if not cls.WHEEL and spec.wheel:
-        raise HilSimError(f"{at}: wheel: a {spec.kind} belongs to no wheel")
-    for name, value in spec.ties.items():
-        if name not in cls.INPUTS:
-            allowed = ", ".join(cls.INPUTS) or "none"
-            raise HilSimError(f"{at}: ties.{name}: not an input of kind {spec.kind} (inputs: {allowed})")
-        if not math.isfinite(value):
-            raise HilSimError(f"{at}: ties.{name}: {value!r} is not a finite number")
-    resolve_params(cls, spec, at)
-    return cls.DRIVER
-
-
 def demo_robot(library: Mapping[str, Any] | None = None) -> RobotModel:
     """The demo robot, from the device library's tables (hil_bridge's by default).
 
     Two L298 channels (PWM on enable, levels on A/B), an LED, two front bumpers, an
     HC-SR04 and a Sharp IR ranger ahead, four photoresistors on a mast (front, left,
     back, right) and an HMC5883L compass; the devices named as on its signal link
-    (``hil_bridge/config/demo_robot_devices.yaml``).
+    (``hil_devices/config/demo_robot_devices.yaml``).
 
     Raises:
         HilSimError: the library lacks the sharp_ir or photoresistor config.
     """
     if library is None:
-        from hil_bridge.core.defaults import device_library  # noqa: PLC0415 - a default only
+        from hil_devices.core.defaults import device_library  # noqa: PLC0415 - a default only
 
         library = device_library()
     tables = {}
@@ -313,3 +259,22 @@ def demo_robot(library: Mapping[str, Any] | None = None) -> RobotModel:
         DeviceSpec("compass", "compass", Mount(0.0, 0.0, 0.08), frame="mag_link", topic="mag"),
     )
     return RobotModel("demo", devices=devices)
+
+
+def _check_names(model: RobotModel) -> None:
+    """What a model is without its kinds: device names unique identifiers, mounts finite.
+
+    The kinds' own rules (which kinds exist, wheels, ties, parameters, servos) are
+    :func:`hil_sim.core.devices.check_model`'s.
+    """
+    seen: set[str] = set()
+    for index, spec in enumerate(model.devices):
+        at = f"robot {model.name}: devices[{index}]"
+        if not spec.name.isidentifier():
+            raise HilSimError(f"{at}: name {spec.name!r} must be an identifier (letters, digits, _)")
+        if spec.name in seen:
+            raise HilSimError(f"{at}: name {spec.name!r} is used twice")
+        seen.add(spec.name)
+        pose = (spec.mount.x, spec.mount.y, spec.mount.z, spec.mount.yaw)
+        if not all(math.isfinite(v) for v in pose):
+            raise HilSimError(f"{at} ({spec.name}): mount: {pose} must be finite numbers")

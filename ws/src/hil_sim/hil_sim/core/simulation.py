@@ -34,7 +34,8 @@ from hil_sim.core.device_set import DeviceSet
 from hil_sim.core.devices.base import IndexArray
 from hil_sim.core.motor import MotorBank, MotorGroups
 from hil_sim.core.noise import NoiseBank
-from hil_sim.core.physics import BoardStates, PhysicsBackend, Rays, make_backend, wrap_angle
+from hil_sim.core.physics import make_backend, wrap_angle
+from hil_sim.core.physics_types import BoardStates, PhysicsBackend, Rays
 from hil_sim.core.robot_model import LEFT, RIGHT, RobotModel
 from hil_sim.core.sensors import EarthField
 from hil_sim.core.world import FloorMap, Pose, WorldConfig, in_arena

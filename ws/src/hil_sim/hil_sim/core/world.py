@@ -65,7 +65,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from hil_bridge.core.config_file import load_yaml
+from hil_common.core.config_file import load_yaml
 from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
@@ -739,7 +739,7 @@ def load_world(path: str | Path) -> WorldConfig:
     """Load a world YAML file.
 
     Raises:
-        HilSimError: unreadable file, bad YAML (:mod:`hil_bridge.core.config_file`) or
+        HilSimError: unreadable file, bad YAML (:mod:`hil_common.core.config_file`) or
             invalid keys; names the file and key.
     """
     return world_from_mapping(load_yaml(path, what="world", error=HilSimError), source=str(path))

@@ -1,6 +1,6 @@
 """Differential-drive inverse kinematics: a body twist to left/right motor commands.
 
-The wheels' speeds come from the one twist rule of :mod:`hil_bridge.core.kinematics`
+The wheels' speeds come from the one twist rule of :mod:`hil_common.core.kinematics`
 (radius-keeping saturation at the wheels' top speed); a command is the wheel speed as
 a fraction of that top speed, times ``max_command``.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hil_bridge.core.kinematics import body_twist, wheel_speeds
+from hil_common.core.kinematics import body_twist, wheel_speeds
 from robot_control.errors import RobotControlError
 
 

@@ -39,7 +39,7 @@ import numpy.typing as npt
 from hil_sim.errors import HilSimError
 
 if TYPE_CHECKING:
-    from hil_sim.core.physics import Rays
+    from hil_sim.core.physics_types import Rays
     from hil_sim.core.robot_model import DeviceSpec, RobotModel
     from hil_sim.core.world import FloorMap, WorldConfig
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from hil_sim.core.devices.base import Array, DeviceModel, IndexArray, Mounts, Param, Scene
-from hil_sim.core.physics import Rays
+from hil_sim.core.physics_types import Rays
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
 from hil_sim.core.sensors import SharpIrModel, ultrasonic_cm
 from hil_sim.errors import HilSimError
