@@ -49,7 +49,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from hil_bridge.core.signal_protocol import SignalLayout, SignalSlot, profile_layout
-from hil_bridge.errors import HilBridgeError
 from hil_common.core.children import die_with_parent
 from hil_common.core.config_file import load_yaml
 from hil_common.core.param_spec import ParamSpec
@@ -721,7 +720,7 @@ def check_serial_pins(links: SerialLinks, wiring: RobotWiring) -> None:
     """
     taken: dict[int, str] = {}
     for key, text in wiring.pins.items():
-        with contextlib.suppress(HilBridgeError):  # analog-only inputs: not a digital pin
+        with contextlib.suppress(HilError):  # analog-only inputs: not a digital pin
             taken[wiring.spec.parse_pin(text, key=key)] = key
     used = {f"UART{number}": UART_PINS[wiring.board][number] for number in (links.command_uart, *links.uarts)}
     used.update({f"soft_uart_ports[{i}]": (s.rx, s.tx) for i, s in enumerate(links.soft_uarts)})
