@@ -36,20 +36,29 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+import yaml
 from rclpy.clock import ClockType, ROSClock
 from rclpy.executors import Executor, ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.subscription import Subscription
 from rclpy.task import Future
 from rclpy.time import Time
+from rclpy.time_source import TimeSource
 
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.radio_module_node import RadioModuleNode
 from hil_bridge.signal_bridge_node import SignalBridgeNode
-from hil_bringup.core.graph import MCU_NODES, GraphOptions, NodeSpec, describe, node_key
+from hil_bringup.core.graph import (
+    MCU_NODES,
+    ROS_PARAMETERS,
+    GraphOptions,
+    NodeSpec,
+    check_params_file,
+    describe,
+    node_key,
+)
 from hil_bringup.core.link_faults import make_proxy
 from hil_bringup.description_node import DescriptionNode
 from hil_bringup.errors import HilBringupError
@@ -75,6 +84,10 @@ _SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_des
 RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
 #: Name prefix of a run's private pty folder in the user's runtime folder (runtime_dir).
 LINK_DIR_PREFIX = "hil-links-"
+#: Name prefix of a run's private folder of node parameter files (runtime_dir).
+PARAMS_DIR_PREFIX = "hil-params-"
+#: Real time: how long start() waits for the first /clock before starting the nodes, wall s.
+_CLOCK_WAIT_S = 5.0
 
 
 @dataclass
@@ -123,23 +136,43 @@ class _InputTaker:
         return taken
 
 
-def _parameters(values: dict[str, Any]) -> list[Parameter]:
-    parameters = []
-    for name, value in values.items():
-        if value == []:
-            continue  # rclpy reads an empty list as a byte array; unset reads as [] (launch_common)
-        if isinstance(value, list):
-            parameters.append(Parameter(name, Parameter.Type.STRING_ARRAY, [str(v) for v in value]))
-        else:
-            parameters.append(Parameter(name, value=value))
-    return parameters
+class _Parameters:
+    """Each node's parameters as launch_ros gives them: a parameter file, then the user's.
+
+    A node gets ``--params-file <its own>`` and, with ``params_file``, ``--params-file
+    <the user's>`` after it, so rcl applies the user's file (its wildcards and
+    namespaces too) over the graph's parameters, as under ``ros2 launch``. The files
+    are in a private folder of the run's (``leftovers.owned_dir``).
+    """
+
+    def __init__(self, user: str) -> None:
+        if user:
+            check_params_file(user)
+        self.user = str(Path(user).resolve()) if user else ""
+        self._folder: OwnedDir | None = None
+
+    def arguments(self, key: str, values: dict[str, Any]) -> list[str]:
+        """The ``cli_args`` giving node ``key`` (``robot_1/control_loop``) ``values``."""
+        if self._folder is None:
+            self._folder = owned_dir(PARAMS_DIR_PREFIX)
+        path = self._folder.path / f"{key.replace('/', '__')}.yaml"
+        path.write_text(yaml.safe_dump({"/**": {ROS_PARAMETERS: values}}))
+        files = [str(path), *([self.user] if self.user else [])]
+        return ["--ros-args", *(arg for file in files for arg in ("--params-file", file))]
+
+    def remove(self) -> None:
+        """Remove the files (again: nothing)."""
+        if self._folder is not None:
+            self._folder.remove()
 
 
-def _build(spec: NodeSpec, context: rclpy.Context) -> Node:
+def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters) -> Node:
     module_name, class_name = spec.module.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     node: Node = cls(
-        context=context, namespace=spec.namespace or None, parameter_overrides=_parameters(spec.parameters)
+        context=context,
+        namespace=spec.namespace or None,
+        cli_args=parameters.arguments(spec.key, spec.parameters),
     )
     return node
 
@@ -154,6 +187,7 @@ def recorded_options(options: GraphOptions) -> dict[str, Any]:
     if run["world"] and world_path(run["world"]) == Path(run["world"]):
         run["world"] = str(Path(run["world"]).resolve())
     run["firmware"] = run["firmware"] and str(Path(run["firmware"]).resolve())
+    run["params_file"] = run["params_file"] and str(Path(run["params_file"]).resolve())
     return run
 
 
@@ -161,6 +195,7 @@ class GraphRunner:
     """The nodes of one run in this process, and the ptys between them."""
 
     def __init__(self, options: GraphOptions, *, extra_nodes: list[Node] | None = None) -> None:
+        self._parameters = _Parameters(options.params_file)  # checks it before anything is made
         self.lockstep = options.rtf == 0
         self._link_dir: OwnedDir | None = None
         if not options.command_port and options.link_dir == GraphOptions.link_dir:
@@ -182,14 +217,14 @@ class GraphRunner:
         self.proxies: list[FaultProxy] = []
         try:
             for spec in specs:  # each simulated MCU first: it creates the ptys the others open
-                self.nodes[spec.key] = _build(spec, self.context)
+                self.nodes[spec.key] = _build(spec, self.context, self._parameters)
             #: The HIL robots' chains, robot 0 first.
             self.chains = [self._chain(robot) for robot in range(options.hil_robots)]
             if options.record:
                 recorder = RecorderNode(
                     options.record,
                     context=self.context,
-                    parameter_overrides=_parameters({"use_sim_time": options.use_sim_time}),
+                    cli_args=self._parameters.arguments("recorder", {"use_sim_time": options.use_sim_time}),
                 )
                 recorder.run_options = recorded_options(options)
                 # Operator inputs as the loop took them, not as a second DDS reader got
@@ -242,6 +277,8 @@ class GraphRunner:
         #: wake() only makes rclpy wait again, up to its timeout).
         self._stop_spinning = Future()
         self._started = False
+        #: Real time: the one /clock subscription every follower's clock takes its time from.
+        self._clock_source: TimeSource | None = None
 
     # --- the nodes by role ------------------------------------------------------------------
 
@@ -294,11 +331,8 @@ class GraphRunner:
         if self.lockstep:
             self._prepare_lockstep()
         else:
-            for proxy in self.proxies:
-                proxy.start()
-            for node in self.nodes.values():
-                node.start()  # type: ignore[attr-defined]
-        # ROS callbacks (cmd_vel, robotCommand, services, recording) run in these
+            self._share_sim_clock()
+        # ROS callbacks (cmd_vel, robotCommand, services, recording, /clock) run in these
         # threads; everything they touch is guarded by the nodes' locks. In lockstep
         # the graph's callbacks run in step() instead; the simulator's services (reset,
         # teleport, parameters) still come in on its own thread, under its lock.
@@ -309,7 +343,50 @@ class GraphRunner:
             thread = threading.Thread(target=self._spin, args=(executor,), name=name, daemon=True)
             thread.start()
             self._spin_threads.append(thread)
+        if not self.lockstep:
+            for proxy in self.proxies:
+                proxy.start()
+            self.sim.start()
+            self._await_sim_clock()
+            for node in self.nodes.values():
+                if node is not self.sim:
+                    node.start()  # type: ignore[attr-defined]
         self._started = True
+
+    def _share_sim_clock(self) -> None:
+        """Real time: the nodes on ``use_sim_time`` follow /clock through one subscription.
+
+        rclpy gives each node a /clock subscription of its own: one callback per node
+        every simulator period (200 Hz) on the one executor thread. Robot 0's loop (a
+        node never taken out of the run) keeps its subscription and sets every other
+        follower's clock with its own (rclpy's TimeSource drives several clocks).
+        """
+        leader = self.loop
+        if not leader.get_parameter("use_sim_time").value:
+            return
+        self._clock_source = leader._time_source  # rclpy has no public handle on it
+        for node in self.nodes.values():
+            if node not in (leader, self.sim) and node.get_parameter("use_sim_time").value:
+                self._follow_shared_clock(node)
+
+    def _follow_shared_clock(self, node: Node) -> None:
+        if self._clock_source is None:
+            return
+        node._time_source.detach_node()  # its own /clock subscription goes
+        self._clock_source.attach_clock(node.get_clock())
+
+    def _await_sim_clock(self) -> None:
+        """Real time: start the nodes' threads once /clock has reached them (at most a few s).
+
+        A node on ``use_sim_time`` reads 0 until the first /clock; its clock watch
+        (``clock_timeout``) would count a start slower than that as a stalled world.
+        """
+        if self._clock_source is None:
+            return
+        clock = self.loop.get_clock()
+        deadline = time.monotonic() + _CLOCK_WAIT_S
+        while clock.now().nanoseconds == 0 and time.monotonic() < deadline and self.failure() is None:
+            time.sleep(0.005)
 
     def _prepare_lockstep(self) -> None:
         """Every part on the simulated clock, ROS clocks set by call, ptys paired."""
@@ -543,7 +620,7 @@ class GraphRunner:
         spec = self._specs.get(key)
         if spec is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
-        mcu: VirtualMcuNode | SimavrMcuNode = _build(spec, self.context)  # type: ignore[assignment]
+        mcu: VirtualMcuNode | SimavrMcuNode = _build(spec, self.context, self._parameters)  # type: ignore[assignment]
         self.nodes = {key: mcu, **self.nodes}
         chain.mcu = mcu
         self._executor_for(mcu).add_node(mcu)
@@ -553,8 +630,10 @@ class GraphRunner:
             if isinstance(mcu, VirtualMcuNode):
                 mcu.plug_taps.append(self._owe_reads)
             self._owe_reads()
-        elif self._started:
-            mcu.start()
+        else:
+            self._follow_shared_clock(mcu)
+            if self._started:
+                mcu.start()
 
     def kill_radio(self, *, robot: int = 0) -> None:
         """Take a robot's radio module away: its MCU hears no more RST, the radio is lost."""
@@ -572,6 +651,8 @@ class GraphRunner:
         self._executor_for(node).remove_node(node)
         if node.get_clock() in self._follow_by_call:
             self._follow_by_call.remove(node.get_clock())
+        if self._clock_source is not None:
+            self._clock_source._associated_clocks.discard(node.get_clock())
         node.destroy_node()
 
     def stop(self) -> None:
@@ -618,5 +699,6 @@ class GraphRunner:
             node.destroy_node()
         self.nodes = {}
         rclpy.try_shutdown(context=self.context)
+        self._parameters.remove()
         if self._link_dir is not None:
             self._link_dir.remove()

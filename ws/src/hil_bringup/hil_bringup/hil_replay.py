@@ -7,6 +7,13 @@ feeds those inputs to the control loop at the simulated times they were recorded
 and compares the resulting ``odom`` trajectory with the recorded one. With the same
 seed and rtf 0 the two agree within ``--tolerance`` (default 1 cm).
 
+Only a lockstep recording (rtf 0) replays exactly: there every part stepped in one
+fixed order and each input reached the loop in the simulated period it is stamped
+with. In real time the simulator, the MCU and the loop ran on their own threads
+against the wall clock, so an input's stamp does not say in which period the loop
+acted on it (and off ``use_sim_time`` the stamps are wall-clock times). Before
+replaying such a bag, ``hil_replay`` says so (:func:`exactness_note`).
+
     hil_replay /tmp/run1              # exit 0 if they agree, 1 if not, 2 on a bad bag
 """
 
@@ -110,13 +117,42 @@ def recorded_options(bag: str | Path) -> GraphOptions:
         world = world_path(options.world) if options.world else None
     except HilSimError as exc:
         raise HilBringupError(f"{metadata}: custom_data.{RUN_KEY}.world: {exc}") from None
-    for name, what, path in (("world", "world file", world), ("firmware", "firmware", options.firmware)):
+    files = (
+        ("world", "world file", world),
+        ("firmware", "firmware", options.firmware),
+        ("params_file", "parameter file", options.params_file),
+    )
+    for name, what, path in files:
         if path and not Path(path).is_file():
             raise HilBringupError(
                 f"{bag}: the run's {what} {path} is missing (recorded as {name} in "
                 f"{metadata}); the replay rebuilds the run from it"
             )
     return options
+
+
+def exactness_note(bag: str | Path) -> str | None:
+    """Why ``bag``'s replay cannot be exact (a real-time recording), or None (lockstep).
+
+    Raises:
+        HilBringupError: not a readable bag.
+    """
+    recorded = run_options(bag)
+    rtf = recorded.get("rtf", 0.0)
+    if not isinstance(rtf, (int, float)) or isinstance(rtf, bool) or rtf == 0:
+        return None  # lockstep, or an rtf the replay refuses with its own message
+    if recorded.get("use_sim_time") is False:
+        stamps = "its inputs are stamped on the wall clock (use_sim_time false), not in simulated time"
+    else:
+        stamps = (
+            "its simulator, MCU and control loop ran on their own threads against the wall clock, so "
+            "an input's stamp does not say in which simulated period the loop acted on it"
+        )
+    return (
+        f"{bag} was recorded in real time (rtf {rtf:g}): only a lockstep recording (rtf 0) replays "
+        f"exactly; {stamps}. The replay feeds each input at its stamp in lockstep, so expect it to "
+        "disagree. Record with rtf 0 (hil_sim_runner --rtf 0) for a run that replays."
+    )
 
 
 def _run(
@@ -185,12 +221,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.01, help="largest allowed deviation, m")
     args = parser.parse_args(argv)
     try:
+        note = exactness_note(args.bag)
+        if note is not None:
+            print(f"hil_replay: {note}", file=sys.stderr, flush=True)  # before the replay, not after
         result = replay(args.bag)
     except HilError as exc:
         print(f"hil_replay: {exc}", file=sys.stderr)
         return 2
     agree = result.within(args.tolerance)
-    print(json.dumps({**result.__dict__, "tolerance_m": args.tolerance, "agree": agree}))
+    print(
+        json.dumps({**result.__dict__, "tolerance_m": args.tolerance, "agree": agree, "exact": note is None})
+    )
     return 0 if agree else 1
 
 

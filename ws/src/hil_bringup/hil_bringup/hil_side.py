@@ -5,8 +5,9 @@
 
 What ``world.launch.py`` and ``robot.launch.py`` start (the same
 :func:`hil_bringup.core.graph.describe_side`), each node as its installed executable
-with a parameter file written from the graph, in its namespace. The robot side follows
-the world's ``/clock`` (``use_sim_time``). SIGINT/SIGTERM stop every process (SIGINT,
+with a parameter file written from the graph (and ``--params-file``'s after it), in its
+namespace. The robot side follows
+the world's ``/clock`` (``use_sim_time``, true as in every graph). SIGINT/SIGTERM stop every process (SIGINT,
 then SIGKILL after 5 s); a process that exits on its own ends the side with status 1,
 naming it (status 2 if it exited 2: a configuration error it names). The processes die
 with the side however it dies (a SIGKILL too: :mod:`hil_common.core.children`), so
@@ -67,7 +68,7 @@ def commands(args: argparse.Namespace, folder: Path) -> list[tuple[str, list[str
     given = from_namespace(GraphOptions, args)
     if given["mcu"] == "serial":
         raise HilBringupError("--mcu serial: a side with real boards runs with robot.launch.py")
-    options = GraphOptions(**{**given, "use_sim_time": args.side == "robot"})
+    options = GraphOptions(**given)  # use_sim_time: the robot side follows the world's /clock
     nodes, processes = describe_side(options, args.side, robot=args.robot)
     if args.side == "robot":
         prepare_link_folder(options)
@@ -76,6 +77,8 @@ def commands(args: argparse.Namespace, folder: Path) -> list[tuple[str, list[str
         params = folder / f"{node.key.replace('/', '_')}.yaml"
         params.write_text(yaml.safe_dump(params_file([node])))
         ros_args = ["--ros-args", "-r", f"__node:={node.name}", "--params-file", str(params)]
+        if options.params_file:  # the user's, after the graph's: its values win
+            ros_args += ["--params-file", str(Path(options.params_file).resolve())]
         if node.namespace:
             ros_args[1:1] = ["-r", f"__ns:=/{node.namespace}"]
         out.append((node.key, [str(executable(node.package, node.executable)), *ros_args]))

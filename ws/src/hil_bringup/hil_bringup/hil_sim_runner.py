@@ -405,7 +405,8 @@ def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOption
         "p99": round(loop.mcu.rtt_percentile(99) * 1e3, 3),
         "max": round(loop.mcu.rtt_max * 1e3, 3),
     }
-    metrics["failsafe_events"] = {name: loop.failsafes.trips(name) for name in ("cmd_vel", "mcu", "station")}
+    # Every failsafe the loop has: with a clock_timeout (a real-time run on /clock) also `clock`.
+    metrics["failsafe_events"] = {name: loop.failsafes.trips(name) for name in loop.failsafes.names}
     metrics["mcu_errors"] = sum(loop.mcu_errors.values())
     metrics["lines_dropped"] = loop.decoder.stats.dropped_total
     return metrics

@@ -6,16 +6,21 @@ import contextlib
 import json
 import re
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import rclpy
 import yaml
+from geometry_msgs.msg import Twist
 
+from hil_bringup import hil_replay as replay_module
 from hil_bringup.core.bag import RUN_KEY
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner, recorded_options
 from hil_bringup.hil_replay import main
+from hil_common import qos
 from hil_common.core.paths import share_dir
 
 Damage = Callable[[Path], None]
@@ -127,6 +132,7 @@ BAD_BAGS: list[Case] = [
     ("world file gone", _edit_run(world="/gone/world.yaml"), 2, ["world file /gone/world.yaml", "missing"]),
     ("world name unknown", _edit_run(world="nowhere"), 2, ["hil_run.world", "'nowhere' is not a world"]),
     ("firmware gone", _edit_run(mcu="simavr", firmware="/nonexistent/robot.elf"), 2, ["firmware", "missing"]),
+    ("parameter file gone", _edit_run(params_file="/gone/params.yaml"), 2, ["parameter file", "missing"]),
     ("world refused", _edit_run(world="/etc/hostname"), 2, ["cannot rebuild the recorded run", "hostname"]),
     (
         "world gone unstable",
@@ -179,7 +185,46 @@ def test_a_sound_bag_replays_and_its_world_is_recorded_by_absolute_path(
     assert run["world"] == str(recorded.parent / "world.yaml")
     monkeypatch.chdir(tmp_path)  # elsewhere than the run: the world is still found
     assert main([str(recorded)]) == 0
-    assert json.loads(capsys.readouterr().out)["agree"] is True
+    out, err = capsys.readouterr()
+    assert json.loads(out)["agree"] is True
+    assert json.loads(out)["exact"] is True
+    assert "real time" not in err
+
+
+@pytest.mark.ros
+def test_a_real_time_recording_is_said_to_replay_only_approximately_before_it_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bag = tmp_path / "bag"
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    station = rclpy.create_node("replay_test_station", context=context)
+    cmd_vel = station.create_publisher(Twist, "cmd_vel", qos.COMMAND)
+    runner = GraphRunner(GraphOptions(rtf=1.0, behaviour="manual", world="empty", record=str(bag)))
+    runner.start()
+    try:
+        twist = Twist()
+        twist.linear.x, twist.angular.z = 0.2, 0.5
+        while runner.sim.sim.time < 1.5 and runner.failure() is None:
+            cmd_vel.publish(twist)
+            time.sleep(0.05)
+    finally:
+        runner.stop()
+        rclpy.try_shutdown(context=context)
+    said_before: list[str] = []
+    real_replay = replay_module.replay
+
+    def replay_after_the_note(path: str | Path) -> replay_module.Comparison:
+        said_before.append(capsys.readouterr().err)
+        return real_replay(path)
+
+    monkeypatch.setattr(replay_module, "replay", replay_after_the_note)
+    assert main([str(bag)]) in (0, 1)  # it may happen to agree: what counts is that it says so first
+    note = said_before[0]
+    assert f"{bag} was recorded in real time (rtf 1)" in note
+    assert "only a lockstep recording (rtf 0) replays exactly" in note
+    assert "Traceback" not in note
+    assert json.loads(capsys.readouterr().out)["exact"] is False
 
 
 def test_a_bag_keeps_world_files_by_absolute_path_and_world_names_as_names(
@@ -189,3 +234,4 @@ def test_a_bag_keeps_world_files_by_absolute_path_and_world_names_as_names(
     assert recorded_options(GraphOptions(world="empty"))["world"] == "empty"
     assert recorded_options(GraphOptions(world="my.yaml"))["world"] == str(tmp_path / "my.yaml")
     assert recorded_options(GraphOptions(world=""))["world"] == ""
+    assert recorded_options(GraphOptions(params_file="p.yaml"))["params_file"] == str(tmp_path / "p.yaml")

@@ -41,13 +41,20 @@ def declare_parameters(node: Node, specs: Sequence[ParamSpec]) -> ParamValues:
     values = {}
     for spec in specs:
         # rclpy types a parameter by its default, and [] reads as a byte array: a string
-        # list given on the command line was then refused. Declared by type, it stays
-        # unset (None) until given.
+        # list given on the command line was then refused. So a list is declared by its
+        # type, and one given no value (none, or [] from a parameter file, which rcl
+        # reads as no value) is then set to a typed empty list: a declared parameter
+        # left unset reads back "not set", which empties a whole `ros2 param dump`.
         empty_list = spec.default == []
         default = Parameter.Type.STRING_ARRAY if empty_list else spec.default
         try:
             parameter = node.declare_parameter(spec.name, default, _descriptor(spec))
+            if empty_list and parameter.value is None:
+                parameter = Parameter(spec.name, Parameter.Type.STRING_ARRAY, [])
+                result = node.set_parameters([parameter])[0]
+                if not result.successful:
+                    raise HilError(f"{node.get_name()}: parameter {spec.name!r}: {result.reason}")
         except ParameterException as exc:
             raise HilError(f"{node.get_name()}: parameter {spec.name!r}: {exc}") from exc
-        values[spec.name] = [] if empty_list and parameter.value is None else parameter.value
+        values[spec.name] = parameter.value
     return validate_all(specs, values, node=node.get_name())
