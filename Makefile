@@ -55,7 +55,7 @@ VERDICT = if [ $$parallel -eq 5 ] && [ $$serial -eq 5 ]; then \
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 5 ]; then exit $$rc; fi; done
 
 sim: bootstrap
-	@$(IN_ENV) python -m hil_bringup.sim_runner $(ARGS)
+	@$(IN_ENV) python -m hil_bringup.hil_sim_runner $(ARGS)
 
 bench: bootstrap
 	@$(IN_ENV) python tools/run_bench.py $(ARGS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.runner import GraphRunner
+from hil_bringup.graph_runner import GraphRunner
 
 
 def lockstep_rtf(options: GraphOptions, seconds: float, *, warmup: int = 20) -> tuple[float, float]:

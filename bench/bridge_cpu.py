@@ -28,12 +28,13 @@ import rclpy
 from _benchlib import emit, private_ros_domain, progress
 from rclpy.executors import ExternalShutdownException
 
-from hil_bridge import qos
-from hil_bridge.core.devices import load_device_library, load_device_set
-from hil_bridge.core.loop_timing import DeadlineScheduler
-from hil_bridge.core.paths import share_dir
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
+from hil_common import qos
+from hil_common.core.loop_timing import DeadlineScheduler
+from hil_common.core.paths import share_dir
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.library import load_device_library
 from hil_msgs.msg import LinkStatus
 
 PERIOD = 0.005
@@ -124,7 +125,7 @@ class Probe:
 
 
 def measure(duration: float) -> dict[str, Any]:
-    config = share_dir("hil_bridge") / "config"
+    config = share_dir("hil_devices") / "config"
     devices = load_device_set(config / "demo_robot_devices.yaml", load_device_library([config / "devices"]))
     folder = Path(tempfile.mkdtemp(prefix="hil-bench-"))
     pty = PtyPair(folder / "signal_link")

@@ -26,7 +26,7 @@ import rclpy
 from _benchlib import emit, private_ros_domain, progress
 from nav_msgs.msg import Odometry
 
-from hil_bridge import qos
+from hil_common import qos
 
 BARE_NODE = (
     "import rclpy, time\n"
@@ -40,7 +40,7 @@ BARE_NODE = (
 
 
 def runner(*args: str) -> list[str]:
-    return [sys.executable, "-m", "hil_bringup.sim_runner", "--headless", *args]
+    return [sys.executable, "-m", "hil_bringup.hil_sim_runner", "--headless", *args]
 
 
 def first_message(

@@ -36,12 +36,13 @@ from geometry_msgs.msg import Twist
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
-from hil_bridge import qos
-from hil_bridge.core.line_protocol import Drive, Heartbeat, LineDecoder, LineEncoder, TelemetrySchema
-from hil_bridge.core.paths import share_dir
+from hil_bridge.core.line_protocol import Drive, Heartbeat, LineDecoder, LineEncoder
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.core.serial_reader import SerialReader
+from hil_common import qos
+from hil_common.core.paths import share_dir
+from hil_devices.core.telemetry import TelemetrySchema
 from robot_control.core.behaviours import BoardsBehaviour
 from robot_control.core.loop import ControlLoop, LoopConfig
 
@@ -57,7 +58,7 @@ class TimerLoop(Node):
 
     def __init__(self, port: str) -> None:
         super().__init__("bench_timer_loop")
-        schema = TelemetrySchema.from_yaml(share_dir("hil_bridge") / "config" / "telemetry.yaml")
+        schema = TelemetrySchema.from_yaml(share_dir("hil_devices") / "config" / "telemetry.yaml")
         self.loop = ControlLoop(
             LoopConfig(schema=schema), {"boards": BoardsBehaviour()}, start=time.monotonic()
         )
@@ -149,7 +150,7 @@ def mcu(folder: Path, name: str) -> subprocess.Popen[str]:
     return start(
         [
             "-m",
-            "hil_sim.virtual_mcu_node",
+            "hil_mcu.virtual_mcu_node",
             "--ros-args",
             "-p",
             f"command_port:={folder / name}",

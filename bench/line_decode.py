@@ -36,11 +36,11 @@ from hil_bridge.core.line_protocol import (
     LineEncoder,
     Message,
     Telemetry,
-    TelemetrySchema,
 )
+from hil_devices.core.telemetry import TelemetrySchema
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA_PATH = ROOT / "ws" / "src" / "hil_bridge" / "config" / "telemetry.yaml"
+SCHEMA_PATH = ROOT / "ws" / "src" / "hil_devices" / "config" / "telemetry.yaml"
 #: The issue's target for the plain decoder.
 TARGET_LINES_PER_S = 50_000
 RATE_HZ = 30

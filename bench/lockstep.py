@@ -23,7 +23,7 @@ from _benchlib import bar_plot, emit, private_ros_domain, progress
 from _runnerlib import lockstep_rtf
 
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.runner import GraphRunner
+from hil_bringup.graph_runner import GraphRunner
 from hil_sim.core.build import build_simulation
 from hil_sim.core.world import load_world
 
@@ -85,7 +85,9 @@ def physics_core(seconds: float, *, repeats: int = 3) -> float:
     best = float("inf")
     for _ in range(repeats):
         sim = build_simulation(load_world(WORLDS / "demo.yaml"))
-        sim.set_pins([[700.0, 1024.0]], [[1.0, 1.0]], [[0.0, 0.0]])
+        for side, enable in (("left", 700.0), ("right", 1024.0)):
+            sim.set_input(f"motor_{side}.enable", enable)
+            sim.set_input(f"motor_{side}.a", 1.0)
         start = time.perf_counter()
         for _ in range(round(seconds / 0.005)):
             sim.step(5)

@@ -25,7 +25,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from hil_bridge import qos
+from hil_common import qos
 from hil_msgs.msg import Telemetry
 
 RAW = "TL2187,1.27,1000,998,1003,996,1,0"

@@ -22,12 +22,20 @@ from _runnerlib import lockstep_rtf
 
 from hil_bringup.core.graph import GraphOptions
 from hil_sim.core.build import build_simulation
+from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import load_world
 
 NAME = "physics_backends"
 WORLDS = Path(__file__).resolve().parent.parent / "ws" / "src" / "hil_sim" / "worlds"
-ARC = ([[700.0, 1024.0]], [[1.0, 1.0]], [[0.0, 0.0]])  # left, right enable; A; B
-CHARGE = ([[1024.0, 1024.0]], [[1.0, 1.0]], [[0.0, 0.0]])
+ARC = (700.0, 1024.0)  # left, right enable (A high, B low: forward)
+CHARGE = (1024.0, 1024.0)
+
+
+def drive(sim: Simulation, enables: tuple[float, float]) -> None:
+    """The demo robot's L298 channels forward at these enable duties."""
+    for side, enable in zip(("left", "right"), enables, strict=True):
+        sim.set_input(f"motor_{side}.enable", enable)
+        sim.set_input(f"motor_{side}.a", 1.0)
 
 
 def core(physics: str, seconds: float, *, repeats: int) -> dict[str, float]:
@@ -36,12 +44,12 @@ def core(physics: str, seconds: float, *, repeats: int) -> dict[str, float]:
     world = load_world(WORLDS / "demo.yaml")
     for _ in range(repeats):
         sim = build_simulation(world, physics=physics)
-        sim.set_pins(*ARC)
+        drive(sim, ARC)
         periods = round(seconds / 0.005)
         start = time.perf_counter()
         for period in range(periods):
             if period == periods // 2:
-                sim.set_pins(*CHARGE)
+                drive(sim, CHARGE)
             sim.step(5)
         best = min(best, time.perf_counter() - start)
         down = sim.geometry.boards_down

@@ -1,6 +1,6 @@
 """Motion platform setpoint round trip over UDP loopback, through the emulator process.
 
-The platform emulator (``python -m hil_bridge.platform_emulator``) runs as its own
+The platform emulator (``python -m hil_platform.platform_emulator``) runs as its own
 process; this one engages and starts it, then sends DOF setpoints (a small cycle of
 poses inside the limits), one in flight, and times each from send to the arrival of
 its STATE reply. Every reply is checked byte for byte against the expected one (the
@@ -32,7 +32,7 @@ from typing import Any
 
 from _benchlib import emit, interleaved_round_trips, latency_histogram, latency_stats
 
-from hil_bridge.core.motion_platform import (
+from hil_platform.core.motion_platform import (
     Command,
     ErrorCode,
     PlatformGeometry,
@@ -43,7 +43,7 @@ from hil_bridge.core.motion_platform import (
     pack,
     unpack,
 )
-from hil_bridge.core.udp_link import Address, UdpLink
+from hil_platform.core.udp_link import Address, UdpLink
 
 #: DESIGN.md: the real-time path answers within 15 ms.
 TARGET_P99_US = 15000.0
@@ -139,7 +139,7 @@ def measure(samples: int, block: int) -> dict[str, Any]:
     pairs = setpoints()
     with (
         tempfile.TemporaryDirectory(prefix="platform_udp_") as tmp,
-        peer(["-m", "hil_bridge.platform_emulator", "--port", "0"], Path(tmp) / "platform") as platform,
+        peer(["-m", "hil_platform.platform_emulator", "--port", "0"], Path(tmp) / "platform") as platform,
         peer([__file__, "--echo"], Path(tmp) / "echo") as echo,
         UdpLink() as link,
     ):

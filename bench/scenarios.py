@@ -1,4 +1,4 @@
-"""The demo scenario suite (``hil_scenario run ws/src/hil_bringup/scenarios``): its wall time.
+"""The demo scenario suite (``hil_scenario run ws/src/hil_testing/scenarios``): its wall time.
 
 * Suite: every shipped scenario run as ``hil_scenario run`` does (lockstep graph,
   timeline, checks every period, the run report of each), one after the other in
@@ -17,12 +17,12 @@ from pathlib import Path
 
 from _benchlib import emit, private_ros_domain, progress
 
-from hil_bringup.core.scenario import Scenario, load_scenario
-from hil_bringup.runner import GraphRunner
-from hil_bringup.scenario_runner import graph_options, run_scenario
+from hil_bringup.graph_runner import GraphRunner
+from hil_testing.core.scenario import Scenario, load_scenario
+from hil_testing.hil_scenario import graph_options, run_scenario
 
 NAME = "scenarios"
-SCENARIOS = Path(__file__).resolve().parent.parent / "ws" / "src" / "hil_bringup" / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[1] / "ws" / "src" / "hil_testing" / "scenarios"
 TARGET_S = 60.0
 
 

@@ -27,11 +27,12 @@ from pathlib import Path
 import numpy as np
 from _benchlib import bar_plot, best_time, emit, progress
 
-from hil_bridge.core.devices import Direction, device_set_from_mapping, load_device_library
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout, SignalSlot
+from hil_devices.core.devices import Direction, device_set_from_mapping
+from hil_devices.core.library import load_device_library
 
 ROOT = Path(__file__).resolve().parent.parent
-DEVICE_DIR = ROOT / "ws" / "src" / "hil_bridge" / "config" / "devices"
+DEVICE_DIR = ROOT / "ws" / "src" / "hil_devices" / "config" / "devices"
 #: The issue's target for the plain decoder.
 TARGET_FRAMES_PER_S = 5_000
 SIGNALS = 8

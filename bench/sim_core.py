@@ -31,9 +31,9 @@ ARC = (700.0, 1024.0)  # left, right enable: a 0.37 m circle inside the ring of 
 
 
 def drive(sim: Simulation, left: float, right: float) -> None:
-    n = sim.count
-    enable = np.tile([left, right], (n, 1))
-    sim.set_pins(enable, np.ones((n, 2)), np.zeros((n, 2)))
+    for side, enable in (("left", left), ("right", right)):
+        sim.set_input(f"motor_{side}.enable", enable)
+        sim.set_input(f"motor_{side}.a", 1.0)
 
 
 def rtf(run: Callable[[], None], simulated: float, *, repeats: int = 3) -> float:

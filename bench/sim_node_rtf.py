@@ -24,7 +24,7 @@ from sensor_msgs.msg import Range
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from hil_bridge import qos
+from hil_common import qos
 from hil_sim.core.build import build_simulation
 
 
@@ -79,7 +79,9 @@ def node_rtf(seconds: float) -> dict[str, float]:
 
 def core_rtf(seconds: float) -> float:
     sim = build_simulation()
-    sim.set_pins(np.array([[700.0, 1024.0]]), np.ones((1, 2)), np.zeros((1, 2)))
+    for side, enable in (("left", 700.0), ("right", 1024.0)):
+        sim.set_input(f"motor_{side}.enable", enable)
+        sim.set_input(f"motor_{side}.a", 1.0)
     start = time.perf_counter()
     sim.step(round(seconds * 1000))
     return seconds / (time.perf_counter() - start)

@@ -30,7 +30,7 @@ from _runnerlib import lockstep_rtf
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.pty_link import PtyPair
 from hil_bringup.core.graph import GraphOptions
-from hil_sim.core.simavr import (
+from hil_mcu.core.simavr import (
     FirmwareOptions,
     SimavrProcess,
     build_firmware,

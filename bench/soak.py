@@ -1,7 +1,7 @@
 """Long campaigns: the demo task on faulty links, and with its cable pulled 100 times.
 
 All runs are the one-process runner in lockstep (rtf 0), ended a settle second after
-the boards task is done, or at ``--limit`` simulated seconds (``hil_bringup.soak``).
+the boards task is done, or at ``--limit`` simulated seconds (``hil_testing.soak``).
 
 1. Faulty links: a fault proxy on both links (command and signal), each direction
    dropping ``--drop`` (1 %) and corrupting ``--corrupt`` (1 %) of the bytes, in plain
@@ -31,7 +31,7 @@ from typing import Any
 from _benchlib import emit, private_ros_domain, progress
 
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.soak import run_faulty, run_replug
+from hil_testing.soak import run_faulty, run_replug
 
 NAME = "soak"
 MODES = ("plain", "checked")

@@ -36,7 +36,7 @@ def run(mcu: str, k: int) -> dict[str, Any]:
         command = [
             sys.executable,
             "-m",
-            "hil_bringup.sim_runner",
+            "hil_bringup.hil_sim_runner",
             "--headless",
             "--rtf",
             "1",

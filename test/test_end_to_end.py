@@ -15,11 +15,12 @@ import pytest
 import rclpy
 from geometry_msgs.msg import Twist
 
-from hil_bridge import qos
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.runner import GraphRunner
+from hil_bringup.graph_runner import GraphRunner
+from hil_common import qos
+from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_sim.core.motor import MotorBank
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.robot_model import demo_robot
 
 #: The demo task's limit: with seed 0 the six boards fell by 25.6 s of simulated time
 #: (virtual MCU) and 27.1 s (firmware in simavr), about 30 s on MuJoCo, when this was
@@ -55,13 +56,13 @@ def run_until(runner: GraphRunner, condition: object, *, limit: float, what: str
 
 def predicted_distance(enable: float, seconds: float) -> float:
     """How far the motor model alone drives the robot from rest at this enable duty."""
-    robot = RobotParams()
+    robot = demo_robot()
     bank = MotorBank(robot.motor, (2,), load_inertia=robot.load_inertia, dt=0.001)
     voltage = np.full(2, enable / 1024 * robot.motor.supply_voltage)
     distance = 0.0
     for _ in range(round(seconds * 1000)):
         bank.step(voltage, np.ones(2, dtype=bool))
-        distance += float(bank.speed.mean()) / robot.motor.gear_ratio * robot.wheel_radius * 0.001
+        distance += float(bank.speed.mean()) / robot.motor.gear_ratio * robot.body.wheel_radius * 0.001
     return distance
 
 
@@ -75,11 +76,11 @@ def test_cmd_vel_moves_the_robot_as_far_as_the_motor_model_predicts(make_runner:
         runner: GraphRunner = make_runner(behaviour="")  # type: ignore[operator]
         twist = Twist()
         twist.linear.x = 0.3
-        pins = runner.sim.pins.motors
+        sim = runner.sim.sim
 
         def motors_on() -> bool:
             cmd_vel.publish(twist)
-            return bool(pins[0, :, 0].min() > 0)
+            return bool(min(sim.input("motor_left.enable")[0], sim.input("motor_right.enable")[0]) > 0)
 
         run_until(runner, motors_on, limit=10.0, what="the cmd_vel reaching the motor pins")
         start_x = float(runner.sim.sim.x[0])
@@ -91,7 +92,7 @@ def test_cmd_vel_moves_the_robot_as_far_as_the_motor_model_predicts(make_runner:
             if not enable and runner.sim.sim.time > end - 0.9:
                 # The duty a bridge measures settles within two PWM periods (1 ms each):
                 # the firmware's first frame can carry a partial one.
-                enable = float(pins[0, 0, 0])
+                enable = float(sim.input("motor_left.enable")[0])
         moved = float(runner.sim.sim.x[0]) - start_x
         expected = predicted_distance(enable, 1.0)
         assert abs(moved - expected) <= 0.10 * expected, (
@@ -166,3 +167,33 @@ def test_killed_mcu_stops_the_robot_and_a_restarted_one_lets_it_go_on(make_runne
         limit=DEMO_LIMIT_S,
         what="another board down after the restart",
     )
+
+
+@pytest.mark.ros
+def test_firmware_restarts_when_the_loop_opens_its_port_and_on_request() -> None:
+    """Auto-reset (DTR) as the control loop opens the command pty, and the reset service, in lockstep.
+
+    The firmware holds in the bootloader's wait (the Nano's 1.375 s), then answers the
+    loop; a reset asked between steps happens at the start of the next one.
+    """
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards", auto_reset=True))
+    runner.start()
+    try:
+        mcu, loop = runner.mcu, runner.loop
+        assert isinstance(mcu, SimavrMcuNode) and mcu.process is not None
+        runner.step()  # the loop opens its port in its first step
+        runner.step()  # and the firmware resets at the start of the next
+        assert {k: mcu.process.stats()[k] for k in ("resets", "command_opens", "booting")} == {
+            "resets": 1,
+            "command_opens": 1,
+            "booting": 1,
+        }
+        took = run_until(runner, lambda: loop.loop.mcu.alive(loop.clock()), limit=5.0, what="the MCU heard")
+        assert 1.375 <= took <= 1.375 + 0.5
+        mcu.reset_mcu()
+        assert mcu.process.stats()["booting"] == 0  # not yet: at the next step
+        runner.step()
+        assert (mcu.process.stats()["resets"], mcu.process.stats()["booting"]) == (2, 1)
+        run_until(runner, lambda: mcu.process.stats()["booting"] == 0, limit=2.0, what="the sketch again")
+    finally:
+        runner.stop()

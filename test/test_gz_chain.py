@@ -24,13 +24,13 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState, LaserScan
 from std_msgs.msg import Float64
 
-from hil_bridge import qos
-from hil_sim.core.gz_adapter import bridged_topics, scan_specs
-from hil_sim.core.simulation import RobotParams
+from hil_common import qos
+from hil_gazebo.core.gz_adapter import bridged_topics, scan_specs
+from hil_sim.core.robot_model import demo_robot
 from support.ros_probe import RosProbe
 
 TOPICS = bridged_topics("torque")
-ROBOT = RobotParams()
+ROBOT = demo_robot()
 
 
 def module(name: str, *params: str) -> list[str]:
@@ -95,13 +95,13 @@ def test_drive_commands_reach_gazebo_as_torques_and_gazebos_ranges_reach_the_mcu
     spawn: Any, tmp_path: Path
 ) -> None:
     command, link = tmp_path / "mcu_command", tmp_path / "signal_link"
-    spawn(module("hil_sim.virtual_mcu_node", f"command_port:={command}", f"signal_port:={link}"), name="mcu")
+    spawn(module("hil_mcu.virtual_mcu_node", f"command_port:={command}", f"signal_port:={link}"), name="mcu")
     deadline = time.monotonic() + 20.0
     while not (command.exists() and link.exists()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert command.exists() and link.exists(), "the virtual MCU made no ptys"
     spawn(module("hil_bridge.signal_bridge_node", f"port:={link}"), name="signal_bridge")
-    spawn(module("hil_sim.gz_adapter_node", "pin_timeout:=1.0"), name="gz_adapter")
+    spawn(module("hil_gazebo.gz_adapter_node", "pin_timeout:=1.0"), name="gz_adapter")
     probe = RosProbe("gz_chain")
     port = serial.Serial(str(command), 38400, timeout=0)
     try:

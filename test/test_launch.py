@@ -31,8 +31,8 @@ from launch.events.process import ProcessExited
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from nav_msgs.msg import Odometry
 
-from hil_bridge import qos
-from hil_bridge.core.paths import share_dir
+from hil_common import qos
+from hil_common.core.paths import share_dir
 from support.ros_probe import RosProbe
 
 

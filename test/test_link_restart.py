@@ -21,21 +21,22 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Twist
 
-from hil_bridge import qos
-from hil_bridge.core.devices import load_device_library, load_device_set
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
-from hil_bridge.core.line_protocol import TelemetrySchema
 from hil_bridge.core.sequence import RESYNC_AFTER
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
+from hil_common import qos
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.library import load_device_library
+from hil_devices.core.telemetry import TelemetrySchema
+from hil_mcu.core.virtual_mcu import McuConfig, VirtualMcu
 from hil_msgs.msg import Telemetry
-from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
 from robot_control.core.kinematics import DriveGeometry, twist_to_commands
 from robot_control.core.loop import ControlLoop, LoopConfig
 from support.firmware_host import HostMcu
 from support.ros_probe import RosProbe
 
-CONFIG = Path(__file__).resolve().parents[1] / "ws" / "src" / "hil_bridge" / "config"
+CONFIG = Path(__file__).resolve().parents[1] / "ws" / "src" / "hil_devices" / "config"
 SCHEMA = TelemetrySchema.from_yaml(CONFIG / "telemetry.yaml")
 LAYOUT = SignalLayout(
     load_device_set(CONFIG / "demo_robot_devices.yaml", load_device_library([CONFIG / "devices"]))
@@ -281,7 +282,7 @@ def loop_node(port: Path) -> list[str]:
 
 
 def mcu_node(folder: Path) -> list[str]:
-    args = [sys.executable, "-m", "hil_sim.virtual_mcu_node", "--ros-args"]
+    args = [sys.executable, "-m", "hil_mcu.virtual_mcu_node", "--ros-args"]
     for param in (f"command_port:={folder / 'cmd'}", f"signal_port:={folder / 'sig'}", "checked:=true"):
         args += ["-p", param]
     return args

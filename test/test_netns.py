@@ -71,7 +71,7 @@ def namespaces() -> Iterator[tuple[str, str]]:
 
 
 def side(ns: str, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    command = ["ip", "netns", "exec", ns, sys.executable, "-m", "hil_bringup.side", *args]
+    command = ["ip", "netns", "exec", ns, sys.executable, "-m", "hil_bringup.hil_side", *args]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -16,10 +16,10 @@ import pytest
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from std_msgs.msg import String
 
-from hil_bridge import qos
 from hil_bringup.core.graph import GraphOptions
+from hil_bringup.graph_runner import GraphRunner
 from hil_bringup.recorder_node import message_class
-from hil_bringup.runner import GraphRunner
+from hil_common import qos
 from support.ros_probe import RosProbe
 
 #: Topics only the probe publishes, and rclpy's own: not the graph's output.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,15 +11,19 @@ import yaml
 from geometry_msgs.msg import Twist
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
+from rosbags.interfaces import QosDurability, QosReliability
+from rosbags.rosbag2 import Reader
 from std_msgs.msg import String
 
-from hil_bridge import qos
 from hil_bringup.core.bag import read_bag
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.replay import replay
-from hil_bringup.runner import GraphRunner
+from hil_bringup.graph_runner import GraphRunner
+from hil_bringup.hil_replay import replay
+from hil_common import qos
 
 WIRE = ["/hil/wire/command/tx", "/hil/wire/command/rx", "/hil/wire/signal/tx", "/hil/wire/signal/rx"]
+#: Topics a player must offer transient local again, so a late subscriber gets their one message.
+LATCHED = ("/tf_static", "/robot_description")
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +68,44 @@ def test_bag_has_valid_rosbag2_mcap_metadata(bag: Path) -> None:
     assert info["relative_file_paths"] == ["run.mcap"]
     names = {entry["topic_metadata"]["name"] for entry in info["topics_with_message_count"]}
     assert {"/odom", "/cmd_vel", "/robotCommand", "/telemetry", "/tf", "/clock", *WIRE} <= names
+
+
+@pytest.mark.ros
+def test_bag_names_the_ros_distro_and_each_topics_offered_qos_for_rosbags(bag: Path) -> None:
+    distro = os.environ["ROS_DISTRO"]  # setup.bash sets it for the wheels (jazzy)
+    info = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert info["ros_distro"] == distro
+    with Reader(bag) as reader:
+        assert reader.ros_distro == distro  # the MCAP file's own rosbag2 metadata record
+        offered = {c.topic: c.ext.offered_qos_profiles for c in reader.connections}  # type: ignore[union-attr]
+    assert all(offered.values()), [topic for topic, profiles in offered.items() if not profiles]
+    for topic in LATCHED:
+        assert {p.durability for p in offered[topic]} == {QosDurability.TRANSIENT_LOCAL}, topic
+    for topic in ("/odom", "/telemetry", "/cmd_vel", *WIRE):
+        assert {p.durability for p in offered[topic]} == {QosDurability.VOLATILE}, topic
+        assert {p.reliability for p in offered[topic]} == {QosReliability.RELIABLE}, topic
+
+
+@pytest.mark.ros
+def test_bag_names_each_topics_offered_qos_for_the_mcap_reader(bag: Path) -> None:
+    """rosbag2 Jazzy's format: a YAML list of profiles in each channel's metadata."""
+    with (bag / "run.mcap").open("rb") as stream:
+        reader = make_reader(stream)
+        summary = reader.get_summary()
+        assert summary is not None
+        channels = {
+            c.topic: yaml.safe_load(c.metadata["offered_qos_profiles"]) for c in summary.channels.values()
+        }
+        records = {m.name: m.metadata for m in reader.iter_metadata()}
+    keys = {"history", "depth", "reliability", "durability", "deadline", "lifespan", "liveliness"}
+    for topic, profiles in channels.items():
+        assert profiles and all(keys <= profile.keys() for profile in profiles), topic
+    for topic in LATCHED:
+        assert {p["durability"] for p in channels[topic]} == {"transient_local"}, topic
+        assert {p["reliability"] for p in channels[topic]} == {"reliable"}, topic
+    assert {p["durability"] for p in channels["/odom"]} == {"volatile"}
+    stored = yaml.safe_load(records["rosbag2"]["serialized_metadata"])
+    assert stored["ros_distro"] == os.environ["ROS_DISTRO"]
 
 
 @pytest.mark.ros

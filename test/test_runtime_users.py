@@ -37,7 +37,7 @@ pytestmark = [
 #: Seconds a node has to make its links: an interpreter, rclpy and DDS starting on a
 #: busy machine take a few; a node that cannot start never makes them.
 READY_TIMEOUT_S = 60.0
-MCU = [sys.executable, "-m", "hil_sim.virtual_mcu_node"]
+MCU = [sys.executable, "-m", "hil_mcu.virtual_mcu_node"]
 
 
 def mcu_command_for(user: pwd.struct_passwd) -> list[str]:
@@ -61,7 +61,7 @@ def mcu_command_for(user: pwd.struct_passwd) -> list[str]:
         str(system),
         "-c",
         f"import runpy, site; site.addsitedir({packages!r}); "
-        "runpy.run_module('hil_sim.virtual_mcu_node', run_name='__main__', alter_sys=True)",
+        "runpy.run_module('hil_mcu.virtual_mcu_node', run_name='__main__', alter_sys=True)",
     ]
 
 

@@ -29,12 +29,12 @@ from typing import Any
 import pytest
 
 from hil_bridge.core.defaults import telemetry_schema
-from hil_bridge.core.leftovers import MIN_AGE_S, owner_pid
 from hil_bridge.core.line_protocol import Drive, LineDecoder, LineEncoder, Telemetry
 from hil_bridge.core.pty_link import PtyPair
-from hil_bridge.core.runtime_dir import runtime_root
-from hil_bridge.core.shutdown import ShutdownSignals
-from hil_bringup.runner import LINK_DIR_PREFIX
+from hil_bringup.graph_runner import LINK_DIR_PREFIX
+from hil_common.core.leftovers import MIN_AGE_S, owner_pid
+from hil_common.core.runtime_dir import runtime_root
+from hil_common.core.shutdown import ShutdownSignals
 
 #: Seed of every random moment (each test draws from its own stream of it).
 SEED = 15_3
@@ -153,7 +153,7 @@ EXES = {
 
 @pytest.fixture(scope="session")
 def firmware_elf() -> Path:
-    from hil_sim.core.simavr import FirmwareOptions, build_firmware  # noqa: PLC0415 - only for simavr_mcu
+    from hil_mcu.core.simavr import FirmwareOptions, build_firmware  # noqa: PLC0415 - only for simavr_mcu
 
     return build_firmware(FirmwareOptions())
 
@@ -161,9 +161,9 @@ def firmware_elf() -> Path:
 @pytest.fixture
 def platform_port() -> Iterator[int]:
     """hil_platform_emulator's serve loop in a thread (motion_platform parks it when stopped)."""
-    from hil_bridge.core.motion_platform import PlatformStateMachine  # noqa: PLC0415
-    from hil_bridge.core.udp_link import UdpLink  # noqa: PLC0415
-    from hil_bridge.platform_emulator import serve  # noqa: PLC0415
+    from hil_platform.core.motion_platform import PlatformStateMachine  # noqa: PLC0415
+    from hil_platform.core.udp_link import UdpLink  # noqa: PLC0415
+    from hil_platform.platform_emulator import serve  # noqa: PLC0415
 
     link, stop = UdpLink(("127.0.0.1", 0)), ShutdownSignals()  # never installed: stopped by note()
     thread = threading.Thread(target=serve, args=(link, PlatformStateMachine(), stop), daemon=True)

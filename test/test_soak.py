@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.soak import run_faulty, run_replug
+from hil_testing.soak import run_faulty, run_replug
 
 #: The demo task's limit, as in test_end_to_end.
 LIMIT_S = 60.0
@@ -61,7 +61,16 @@ def test_ten_unplug_replug_cycles_are_ten_recoveries_without_restart_and_the_tas
 @pytest.mark.ros
 def test_sim_runner_fault_options_put_the_account_in_metrics(tmp_path: Path) -> None:
     report = tmp_path / "report"
-    command = [sys.executable, "-m", "hil_bringup.sim_runner", "--headless", "--rtf", "0", "--duration", "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "hil_bringup.hil_sim_runner",
+        "--headless",
+        "--rtf",
+        "0",
+        "--duration",
+        "2",
+    ]
     command += ["--checked", "--fault-drop", "0.01", "--fault-corrupt", "0.01", "--report-dir", str(report)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-2000:]

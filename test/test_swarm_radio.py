@@ -17,7 +17,7 @@ import pytest
 
 from hil_bringup.core.done import swarm_gathered
 from hil_bringup.core.graph import GraphOptions
-from hil_bringup.runner import GraphRunner
+from hil_bringup.graph_runner import GraphRunner
 
 WORLD = Path(__file__).resolve().parents[1] / "ws" / "src" / "hil_sim" / "worlds" / "swarm.yaml"
 K = 5

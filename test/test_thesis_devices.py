@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hil_bridge.core.devices import load_device_library, load_device_set
 from hil_bridge.core.signal_protocol import SignalLayout
-from hil_sim.core.simavr import coupling_text, load_robot_wiring
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.library import load_device_library
+from hil_mcu.core.simavr import coupling_text, load_robot_wiring
 
-CONFIG = Path(__file__).resolve().parents[1] / "ws" / "src" / "hil_bridge" / "config"
+CONFIG = Path(__file__).resolve().parents[1] / "ws" / "src" / "hil_devices" / "config"
 LIBRARY = load_device_library([CONFIG / "devices", CONFIG / "thesis_examples"])
 
 

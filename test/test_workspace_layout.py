@@ -12,8 +12,22 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "ws" / "src"
-PYTHON_PACKAGES = ["hil_bridge", "hil_sim", "robot_control", "hil_bringup"]
-ALL_PACKAGES = ["hil_msgs", *PYTHON_PACKAGES]
+PYTHON_PACKAGES = [
+    "hil_common",
+    "hil_devices",
+    "hil_bridge",
+    "hil_firmware",
+    "hil_platform",
+    "hil_mcu",
+    "hil_sim",
+    "hil_gazebo",
+    "robot_control",
+    "hil_bringup",
+    "hil_testing",
+]
+#: Data only (ament_python without a Python package): the shipped robots.
+DATA_PACKAGES = ["hil_robots"]
+ALL_PACKAGES = ["hil_msgs", *PYTHON_PACKAGES, *DATA_PACKAGES]
 #: Modules a pure core must never reach, directly or through project modules.
 ROS_RUNTIME = ("rclpy", "launch", "launch_ros")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$")

@@ -36,10 +36,24 @@ static const board_timer atmega2560_timers[] = {{'0', 0x44, 8},  {'1', 0x80, 16}
 
 #define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
+/* The bootloader's wait after an external reset (DTR on opening the port, the reset
+ * button), before it starts the sketch, from the bootloader sources of the Arduino AVR
+ * core (bootloaders/): optiboot (UNO; Nano with the current bootloader) flashes the LED
+ * 3 times (LED_START_FLASHES=3: 6 x 1/16 s = 0.375 s) and then waits for the uploader
+ * until its 1 s watchdog fires: 1.375 s; the Mega 2560's stk500v2 waits for the uploader
+ * for boot_timeout = 20000 loops, "about 1 second" by its source. After a watchdog
+ * reset both start the sketch at once. At power-on the harness starts the sketch at
+ * cycle 0 on every board (optiboot does; stk500v2 would wait there too). */
+#define OPTIBOOT_WAIT_S 1.375
+#define STK500V2_WAIT_S 1.0
+
 static const board_t boards[] = {
-    {"uno", "atmega328p", 20, 14, 6, 8, 2, atmega328p_pins, atmega328p_timers, COUNT(atmega328p_timers)},
-    {"nano", "atmega328p", 20, 14, 6, 8, 2, atmega328p_pins, atmega328p_timers, COUNT(atmega328p_timers)},
-    {"mega2560", "atmega2560", 70, 54, 16, 16, 8, atmega2560_pins, atmega2560_timers, COUNT(atmega2560_timers)},
+    {"uno", "atmega328p", 20, 14, 6, 8, 2, 1, OPTIBOOT_WAIT_S, atmega328p_pins, atmega328p_timers,
+     COUNT(atmega328p_timers)},
+    {"nano", "atmega328p", 20, 14, 6, 8, 2, 1, OPTIBOOT_WAIT_S, atmega328p_pins, atmega328p_timers,
+     COUNT(atmega328p_timers)},
+    {"mega2560", "atmega2560", 70, 54, 16, 16, 8, 4, STK500V2_WAIT_S, atmega2560_pins, atmega2560_timers,
+     COUNT(atmega2560_timers)},
 };
 
 const board_t *board_find(const char *name) {
@@ -103,9 +117,10 @@ const char *board_pwm_pins(const board_t *board) {
 
 void board_print(const board_t *board, FILE *out) {
     fprintf(out, "{\"board\": \"%s\", \"mcu\": \"%s\", \"first_analog\": %d, \"analog_pins\": %d, "
-                 "\"adc_channels\": %d, \"external_interrupts\": %d, \"pins\": [",
+                 "\"adc_channels\": %d, \"external_interrupts\": %d, \"uarts\": %d, \"boot_delay_s\": %g, "
+                 "\"pins\": [",
             board->name, board->mcu, board->first_analog, board->analog_pins, board->adc_channels,
-            board->external_interrupts);
+            board->external_interrupts, board->uarts, board->boot_delay_s);
     for (int pin = 0; pin < board->pin_count; pin++) {
         const board_pin *p = &board->pins[pin];
         fprintf(out, "%s{\"pin\": %d, \"port\": \"%c\", \"bit\": %d, \"pwm\": ", pin ? ", " : "", pin, p->port, p->bit);

@@ -34,6 +34,8 @@ typedef struct {
     int analog_pins;  /* A0.. that are also digital pins */
     int adc_channels; /* the ADC's single-ended channels */
     int external_interrupts;
+    int uarts;          /* hardware UARTs: UART0..uarts-1 */
+    double boot_delay_s; /* the bootloader's wait after an external reset (see board.c) */
     const board_pin *pins;
     const board_timer *timers;
     int timer_count;

@@ -27,11 +27,15 @@ void harness_fail(int status, const char *format, ...) __attribute__((noreturn, 
 void harness_nonblocking(int fd, const char *option);
 
 /* A link on a pty: ``poll`` reads what the pty holds (every 100 us of AVR time),
- * ``flush`` writes what waits for it (after every poll, step and frame). ``fd`` is
- * waited on in real time while the AVR is ahead of the wall clock. */
-void harness_add_link(int fd, void (*poll)(void), void (*flush)(void));
+ * ``flush`` writes what waits for it (after every poll, step and frame); both get
+ * ``param``. ``fd`` is waited on in real time while the AVR is ahead of the wall clock. */
+void harness_add_link(int fd, void (*poll)(void *), void (*flush)(void *), void *param);
 /* Write every link's waiting bytes now. */
 void harness_flush_links(void);
+
+/* 1 while the AVR is held in the bootloader after an external reset (the sketch has
+ * not started yet). */
+int harness_booting(void);
 
 /* Counters in the stats line: ``write`` prints `, "name": value` pairs. */
 void harness_add_stats(void (*write)(FILE *out));

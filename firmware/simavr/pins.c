@@ -37,9 +37,10 @@ uint8_t pins_level(int pin) {
     return value >> p->bit & 1;
 }
 
+/* simavr keeps one external drive per port: the mask and levels of every pin driven. */
+static uint8_t masks[26], values[26];
+
 void pins_drive(int pin, uint8_t level) {
-    /* simavr keeps one external drive per port: the mask and levels of every pin driven. */
-    static uint8_t masks[26], values[26];
     const board_pin *p = pin_of(pin);
     int i = p->port - 'A';
     masks[i] |= (uint8_t)(1 << p->bit);
@@ -47,6 +48,16 @@ void pins_drive(int pin, uint8_t level) {
     avr_ioport_external_t external = {.name = (unsigned long)p->port, .mask = masks[i], .value = values[i]};
     avr_ioctl(harness_avr(), AVR_IOCTL_IOPORT_SET_EXTERNAL(p->port), &external);
     avr_raise_irq(pins_irq(pin), level);
+}
+
+void pins_restore(void) {
+    uint8_t *data = harness_avr()->data;
+    for (int i = 0; i < 26; i++) {
+        uint16_t pin_register = masks[i] ? board_port_register((char)('A' + i)) : 0;
+        if (pin_register) {
+            data[pin_register] = (uint8_t)((data[pin_register] & ~masks[i]) | (values[i] & masks[i]));
+        }
+    }
 }
 
 const char *pins_check(int pin) {

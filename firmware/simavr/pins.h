@@ -20,6 +20,9 @@ uint8_t pins_pullup(int pin);
 /* Drive an input pin from outside. The level is also set as the port's external drive,
  * so the firmware's writes to the port (a pull-up) cannot override it. */
 void pins_drive(int pin, uint8_t level);
+/* After a reset of the AVR (which clears the PIN registers): the levels driven from
+ * outside, as they were. */
+void pins_restore(void);
 /* A message if ``pin`` is no digital pin of the board ("a digital pin 0..19"), else NULL. */
 const char *pins_check(int pin);
 

@@ -142,8 +142,14 @@ static avr_cycle_count_t radio_timer(avr_t *avr, avr_cycle_count_t when, void *p
 }
 
 /* What the module wrote waits here for the wire (the rest in the tty). */
-static void radio_poll(void) { queue_read(&radio.in, radio.fd); }
-static void radio_flush(void) { queue_flush(&radio.out, radio.fd, &radio.tx_dropped); }
+static void radio_poll(void *param) {
+    (void)param;
+    queue_read(&radio.in, radio.fd);
+}
+static void radio_flush(void *param) {
+    (void)param;
+    queue_flush(&radio.out, radio.fd, &radio.tx_dropped);
+}
 
 static void radio_stats(FILE *out) {
     fprintf(out,
@@ -158,7 +164,7 @@ void sc16is750_open(int fd) {
     harness_add_stats(radio_stats);
     if (fd >= 0) {
         harness_nonblocking(fd, "radio-fd");
-        harness_add_link(fd, radio_poll, radio_flush);
+        harness_add_link(fd, radio_poll, radio_flush, NULL);
     }
 }
 

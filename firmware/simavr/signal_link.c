@@ -183,7 +183,8 @@ static void take_frames(const uint8_t *data, ssize_t n) {
     }
 }
 
-static void signal_poll(void) {
+static void signal_poll(void *param) {
+    (void)param;
     uint8_t buffer[4096];
     ssize_t n;
     while ((n = read(sl.fd, buffer, sizeof buffer)) > 0) {
@@ -191,7 +192,10 @@ static void signal_poll(void) {
     }
 }
 
-static void signal_flush(void) { queue_flush(&sl.out, sl.fd, &sl.tx_dropped); }
+static void signal_flush(void *param) {
+    (void)param;
+    queue_flush(&sl.out, sl.fd, &sl.tx_dropped);
+}
 
 static avr_cycle_count_t frame_timer(avr_t *avr, avr_cycle_count_t when, void *param) {
     (void)avr;
@@ -227,7 +231,7 @@ void signal_link_open(int fd, int checked) {
         return;
     }
     harness_nonblocking(fd, "signal-fd");
-    harness_add_link(fd, signal_poll, signal_flush);
+    harness_add_link(fd, signal_poll, signal_flush, NULL);
     hil_frame_encoder_init(&sl.encoder, sl.checked);
     if (!hil_frame_decoder_init(&sl.decoder, sl.out_ids, (uint16_t)sl.n_out, sl.checked, sl.decode_buffer) &&
         sl.n_out > 0) {

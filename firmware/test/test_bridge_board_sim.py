@@ -15,14 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from hil_bridge.core.avr_build import build_sketch
-from hil_bridge.core.devices import load_device_library, load_device_set
 from hil_bridge.core.signal_protocol import FrameEncoder, SignalLayout
-from hil_bridge.core.sketch_gen import generate_sketch, load_templates, write_sketch
-from hil_bridge.core.wiring import Wiring
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.handler_template import load_templates
+from hil_devices.core.library import load_device_library
+from hil_devices.core.wiring import Wiring
+from hil_firmware.core.avr_build import build_sketch
+from hil_firmware.core.sketch_gen import generate_sketch, write_sketch
 from support.firmware_host import FIRMWARE, ROOT, SIMAVR_INCLUDE, simavr_probe
 
-CONFIG = ROOT / "ws" / "src" / "hil_bridge" / "config"
+CONFIG = ROOT / "ws" / "src" / "hil_devices" / "config"
 EXAMPLES = CONFIG / "thesis_examples"
 LIBRARY = load_device_library([CONFIG / "devices", EXAMPLES])
 TEMPLATES = load_templates([CONFIG / "handlers"])

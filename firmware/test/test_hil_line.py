@@ -18,10 +18,10 @@ from hil_bridge.core.line_protocol import (
     LineEncoder,
     Message,
     Telemetry,
-    TelemetrySchema,
     _number,
 )
 from hil_bridge.core.vectors import load_vectors
+from hil_devices.core.telemetry import TelemetrySchema
 from support.firmware_host import HostLineDecoder, HostMessage, format_fixed, line_finish
 from support.mcu_vectors import SOURCE_VECTORS
 

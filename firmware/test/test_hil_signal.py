@@ -9,7 +9,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from hil_bridge.core.crc import crc16
-from hil_bridge.core.devices import Direction, PinMode, SignalSpec, SignalType
 from hil_bridge.core.signal_protocol import (
     FrameDecoder,
     FrameEncoder,
@@ -18,7 +17,8 @@ from hil_bridge.core.signal_protocol import (
     rounding_map,
 )
 from hil_bridge.core.vectors import load_vectors
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
+from hil_devices.core.devices import Direction, PinMode, SignalSpec, SignalType
 from support.firmware_host import HostFrames, HostInitError, frame_encode_n, library
 from support.mcu_vectors import SOURCE_VECTORS
 
@@ -276,5 +276,5 @@ def test_encoder_refuses_256_signals_instead_of_truncating(checked: bool) -> Non
 def test_decoder_init_refuses_what_python_refuses(ids: list[int]) -> None:
     with pytest.raises(HostInitError):
         HostFrames(ids)
-    with pytest.raises(HilBridgeError):
+    with pytest.raises(HilError):
         FrameDecoder([slot(i, SignalType.INTEGER, 0, 1) for i in ids])

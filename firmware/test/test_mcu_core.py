@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_bridge.core.devices import load_device_library, load_device_set
-from hil_bridge.core.line_protocol import TelemetrySchema
 from hil_bridge.core.signal_protocol import SignalLayout, rounding_map
-from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.library import load_device_library
+from hil_devices.core.telemetry import TelemetrySchema
+from hil_mcu.core.virtual_mcu import McuConfig, VirtualMcu
 from support import mcu_vectors
 from support.firmware_host import HostMcu
-from support.mcu_vectors import SOURCE_VECTORS
 
-CONFIG = SOURCE_VECTORS.parent / "config"
+CONFIG = Path(__file__).resolve().parents[2] / "ws" / "src" / "hil_devices" / "config"
 LAYOUT = SignalLayout(
     load_device_set(CONFIG / "demo_robot_devices.yaml", load_device_library([CONFIG / "devices"]))
 )

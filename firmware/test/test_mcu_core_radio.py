@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from hil_bridge.core.defaults import signal_layout, telemetry_schema
 from hil_bridge.core.line_protocol import LineEncoder, Relayed
+from hil_mcu.core.virtual_mcu import McuConfig, VirtualMcu
 from hil_sim.core.radio import RadioReceive, RadioSend, RadioStatus, encode_radio
-from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
 from support.firmware_host import RADIO_COUNTERS, HostLineDecoder, HostMcu
 
 RTX = encode_radio(RadioSend(None, bytes.fromhex("01AB")))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hil_bridge.core.avr_build import BuildResult, build_sketch
+from hil_firmware.core.avr_build import BuildResult, build_sketch
 from support.firmware_host import FIRMWARE
 
 SKETCH = FIRMWARE / "robot_mcu"

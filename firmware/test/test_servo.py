@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from hil_bridge.core.avr_build import build_sketch
+from hil_firmware.core.avr_build import build_sketch
 from support.firmware_host import FIRMWARE, SIMAVR_INCLUDE, simavr_probe
 
 SKETCH = FIRMWARE / "test" / "sketches" / "servo_pulses"

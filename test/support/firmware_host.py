@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from hil_bridge.core.runtime_dir import runtime_dir
+from hil_common.core.runtime_dir import runtime_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"

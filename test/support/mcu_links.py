@@ -5,7 +5,7 @@ the pty, as the control loop does, and reads the pins off the signal link with
 hil_bridge's frame decoder, as the signal bridge does. Time only moves when the test
 says so (:meth:`PtyMcu.advance`), so every figure is exact and independent of load:
 
-* :class:`VirtualPtyMcu` runs hil_sim's :class:`VirtualMcu` core, ticked every 1 ms;
+* :class:`VirtualPtyMcu` runs hil_mcu's :class:`VirtualMcu` core, ticked every 1 ms;
 * :class:`SimavrPtyMcu` runs the compiled ``robot_mcu`` in the ``hil_simavr`` harness
   in lockstep (cycles of the ATmega328P at 16 MHz).
 
@@ -29,7 +29,7 @@ from hil_bridge.core.defaults import signal_layout, telemetry_schema
 from hil_bridge.core.line_protocol import LineDecoder, LineEncoder, Relayed
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
-from hil_sim.core.simavr import (
+from hil_mcu.core.simavr import (
     FirmwareOptions,
     SimavrProcess,
     build_firmware,
@@ -37,7 +37,7 @@ from hil_sim.core.simavr import (
     cycles,
     load_robot_wiring,
 )
-from hil_sim.core.virtual_mcu import McuConfig, VirtualMcu
+from hil_mcu.core.virtual_mcu import McuConfig, VirtualMcu
 
 #: Baud rates of robot_control and hil_bridge (the ptys ignore them; pyserial wants one).
 COMMAND_BAUD, SIGNAL_BAUD = 38400, 115200
@@ -219,7 +219,7 @@ class PtyMcu:
 
 
 class VirtualPtyMcu(PtyMcu):
-    """hil_sim's virtual MCU core on the two ptys, ticked every millisecond."""
+    """hil_mcu's virtual MCU core on the two ptys, ticked every millisecond."""
 
     name = "virtual"
 

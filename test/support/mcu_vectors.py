@@ -1,6 +1,6 @@
 """One runner for the MCU behaviour vectors (``hil_bridge/vectors/mcu_behaviour.yaml``).
 
-Every implementation of the robot MCU (hil_sim's virtual MCU, the firmware's core
+Every implementation of the robot MCU (hil_mcu's virtual MCU, the firmware's core
 built for the host, the firmware in an emulator) is checked by :func:`check_case`
 through the small :class:`McuUnderTest` interface, so the vectors mean the same
 thing everywhere.

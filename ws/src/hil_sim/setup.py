@@ -13,19 +13,17 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/worlds", glob("worlds/*.yaml")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
     maintainer="HIL robot sim maintainers",
     maintainer_email="maintainers@hil-robot-sim.org",
-    description="World, robot and sensor models (pure numpy core), the simulator node and the virtual MCU.",
+    description="World simulator: world, physics, motors, sensors, noise, radio, robot URDF, sim node.",
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
             "sim = hil_sim.console:sim",
-            "virtual_mcu = hil_sim.console:virtual_mcu",
-            "simavr_mcu = hil_sim.console:simavr_mcu",
-            "gz_adapter = hil_sim.console:gz_adapter",
         ],
     },
 )

@@ -1,1 +1,1 @@
-"""Protocol codecs, transports and the signal bridge node of the HIL links."""
+"""The HIL links: line, signal and radio protocols, links, faults, bridge and radio nodes."""

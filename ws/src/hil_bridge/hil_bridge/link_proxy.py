@@ -1,13 +1,13 @@
 """``hil_link_proxy``: put a faulty serial line in front of a port.
 
 Example: the virtual MCU serves its command link at ``mcu_command`` in the user's
-runtime folder (a bare name is a link there: :mod:`hil_bridge.core.runtime_dir`); run
+runtime folder (a bare name is a link there: :mod:`hil_common.core.runtime_dir`); run
 ``hil_link_proxy --upstream mcu_command --link mcu_command_faulty --drop 0.001
 --corrupt 0.001 --baud 38400`` and point the control loop at ``mcu_command_faulty``.
 The ``--link`` folder is made and checked as every pty link's is
 (:func:`~hil_bridge.core.pty_link.prepare_link_folder`): exit 2 if another user could
 change it. Statistics are printed every ``--report`` seconds and at exit, which
-SIGINT or SIGTERM ask for (:mod:`hil_bridge.core.shutdown`).
+SIGINT or SIGTERM ask for (:mod:`hil_common.core.shutdown`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hil_bridge.core.arg_types import finite, integer
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
 from hil_bridge.core.pty_link import same_path
-from hil_bridge.core.shutdown import shutdown_signals
-from hil_bridge.errors import HilBridgeError
+from hil_common.core.arg_types import finite, integer
+from hil_common.core.shutdown import shutdown_signals
+from hil_common.errors import HilError
 
 
 def _report(proxy: FaultProxy) -> str:
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
         )
         proxy = FaultProxy(args.upstream, args.link, model, upstream_baud=args.upstream_baud)
-    except HilBridgeError as exc:
+    except HilError as exc:
         print(f"hil_link_proxy: {exc}", file=sys.stderr)
         return 2
     # Installed already when started as hil_link_proxy. The handlers only note the

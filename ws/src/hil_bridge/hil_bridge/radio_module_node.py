@@ -18,14 +18,14 @@ from typing import Any
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
 
-from hil_bridge import qos
-from hil_bridge.core.loop_timing import DeadlineScheduler
-from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.radio_module import RX_QUEUE, RadioModule
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
-from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import diagnostic_array, node_thread, run_node
-from hil_bridge.parameters import declare_parameters
+from hil_common import qos
+from hil_common.core.loop_timing import DeadlineScheduler
+from hil_common.core.param_spec import ParamSpec
+from hil_common.errors import HilError
+from hil_common.node_runtime import diagnostic_array, node_thread, run_node
+from hil_common.parameters import declare_parameters
 from hil_msgs.msg import WireChunk
 
 NODE_NAME = "radio_module"
@@ -150,7 +150,7 @@ class RadioModuleNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Run the radio module until shut down; exit 2 on a bad configuration."""
-    return run_node(RadioModuleNode, name=NODE_NAME, config_errors=(HilBridgeError,), args=args)
+    return run_node(RadioModuleNode, name=NODE_NAME, config_errors=(HilError,), args=args)
 
 
 if __name__ == "__main__":

@@ -21,17 +21,18 @@ from typing import Any
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.node import Node
 
-from hil_bridge import qos
 from hil_bridge.core.defaults import signal_layout
-from hil_bridge.core.loop_timing import DeadlineScheduler, LoopStats
-from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.signal_exchange import SignalExchange, StepResult
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
-from hil_bridge.parameters import declare_parameters
 from hil_bridge.wire_tap import WireTap
+from hil_common import qos
+from hil_common.core.loop_timing import DeadlineScheduler, LoopStats
+from hil_common.core.param_spec import ParamSpec
+from hil_common.errors import HilError
+from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
+from hil_common.parameters import declare_parameters
 from hil_msgs.msg import LinkStatus, Signal, SignalArray
 
 NODE_NAME = "signal_bridge"
@@ -239,7 +240,7 @@ class SignalBridgeNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Run the signal bridge until shut down; exit 2 on a bad configuration."""
-    return run_node(SignalBridgeNode, name=NODE_NAME, config_errors=(HilBridgeError,), args=args)
+    return run_node(SignalBridgeNode, name=NODE_NAME, config_errors=(HilError,), args=args)
 
 
 if __name__ == "__main__":

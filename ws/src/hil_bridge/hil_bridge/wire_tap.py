@@ -11,7 +11,7 @@ from __future__ import annotations
 from builtin_interfaces.msg import Time
 from rclpy.node import Node
 
-from hil_bridge import qos
+from hil_common import qos
 from hil_msgs.msg import WireChunk
 
 

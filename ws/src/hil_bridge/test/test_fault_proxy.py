@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from hil_bridge.core.devices import load_device_library, load_device_set
 from hil_bridge.core.fault_proxy import FaultProxy
 from hil_bridge.core.faults import FaultModel
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.core.signal_protocol import Frame, FrameDecoder, FrameEncoder, SignalLayout
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.library import load_device_library
 
-CONFIG = Path(__file__).resolve().parents[1] / "config"
+CONFIG = Path(__file__).resolve().parents[2] / "hil_devices" / "config"
 SLOTS = SignalLayout(
     load_device_set(CONFIG / "demo_robot_devices.yaml", load_device_library([CONFIG / "devices"]))
 ).outputs

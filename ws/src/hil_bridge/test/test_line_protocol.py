@@ -20,11 +20,11 @@ from hil_bridge.core.line_protocol import (
     LineEncoder,
     Message,
     Telemetry,
-    TelemetrySchema,
 )
 from hil_bridge.core.sequence import RESYNC_AFTER
 from hil_bridge.core.vectors import load_vectors, message_from_fields, same_message
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
+from hil_devices.core.telemetry import TelemetrySchema
 
 VECTORS = load_vectors("line_protocol")
 SCHEMA = TelemetrySchema.from_mapping(VECTORS["schema"])
@@ -113,16 +113,16 @@ def test_heartbeat_stamp_text_survives_unchanged_for_an_exact_echo() -> None:
 
 
 def test_encoder_refuses_a_line_the_receiver_would_drop() -> None:
-    with pytest.raises(HilBridgeError, match="exceeds the limit of 128"):
+    with pytest.raises(HilError, match="exceeds the limit of 128"):
         LineEncoder().encode(Command("x" * 130))
-    with pytest.raises(HilBridgeError, match="exceeds the limit of 119"):
+    with pytest.raises(HilError, match="exceeds the limit of 119"):
         LineEncoder(checked=True).encode(Command("x" * 120))
 
 
 def test_encoder_refuses_line_breaks_and_non_finite_numbers() -> None:
-    with pytest.raises(HilBridgeError, match="line break"):
+    with pytest.raises(HilError, match="line break"):
         LineEncoder().encode(Command("GO\nSTOP"))
-    with pytest.raises(HilBridgeError, match="non-finite"):
+    with pytest.raises(HilError, match="non-finite"):
         LineEncoder().encode(Arm((float("nan"),)))
 
 
@@ -251,7 +251,7 @@ messages_st: st.SearchStrategy[Message] = st.one_of(
 def fits(message: Message, *, checked: bool = True) -> bool:
     try:
         LineEncoder(checked=checked).encode(message)
-    except HilBridgeError:
+    except HilError:
         return False
     return True
 
@@ -314,7 +314,9 @@ def test_checked_mode_never_accepts_a_flipped_bit(sent: list[Message], data: st.
 
 
 def test_shipped_telemetry_schema_loads() -> None:
-    schema = TelemetrySchema.from_yaml(Path(__file__).resolve().parents[1] / "config" / "telemetry.yaml")
+    schema = TelemetrySchema.from_yaml(
+        Path(__file__).resolve().parents[2] / "hil_devices" / "config" / "telemetry.yaml"
+    )
     assert schema.lists["TL1"] == ("right", "left")
 
 
@@ -332,6 +334,6 @@ def test_shipped_telemetry_schema_loads() -> None:
 def test_bad_schema_file_error_names_file_and_key(tmp_path: Path, content: str, expected: str) -> None:
     path = tmp_path / "schema.yaml"
     path.write_text(content)
-    with pytest.raises(HilBridgeError, match=str(path)) as info:
+    with pytest.raises(HilError, match=str(path)) as info:
         TelemetrySchema.from_yaml(path)
     assert expected in str(info.value)

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hil_bridge.core.crc import crc16
-from hil_bridge.core.devices import load_device_library, load_device_set
 from hil_bridge.core.faults import DROPPED, FaultChannel, FaultModel
 from hil_bridge.core.line_protocol import Drive, Heartbeat, LineDecoder, LineEncoder, Message, Telemetry
 from hil_bridge.core.link_accounting import (
@@ -24,8 +23,10 @@ from hil_bridge.core.link_accounting import (
     reconcile,
 )
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.library import load_device_library
 
-CONFIG = Path(__file__).resolve().parents[1] / "config"
+CONFIG = Path(__file__).resolve().parents[2] / "hil_devices" / "config"
 LAYOUT = SignalLayout(
     load_device_set(CONFIG / "demo_robot_devices.yaml", load_device_library([CONFIG / "devices"]))
 )

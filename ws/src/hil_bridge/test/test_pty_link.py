@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hil_bridge.core.pty_link import PtyPair, lock_path, pty_pairs, same_path
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
 from support import unsafe_folders
 from support.unsafe_folders import MAIN_KINDS, UNSAFE_FOLDERS, Make
 
@@ -69,7 +69,7 @@ def test_a_path_that_is_not_a_pty_link_is_refused_and_left_as_it_was(
     link = tmp_path / "notes.txt"
     what = make(link)
     before = snapshot(link)
-    with pytest.raises(HilBridgeError) as info:
+    with pytest.raises(HilError) as info:
         PtyPair(link)
     assert str(info.value) == (
         f"cannot create pty link {link}: it exists and is {what}, not a pty link; "
@@ -85,7 +85,7 @@ def test_a_link_in_a_folder_another_user_could_change_is_refused_naming_the_fold
 ) -> None:
     folder, words = make(tmp_path)
     before = unsafe_folders.snapshot(tmp_path)
-    with pytest.raises(HilBridgeError) as info:
+    with pytest.raises(HilError) as info:
         PtyPair(folder / "mcu_command")
     assert str(info.value).startswith(f"cannot create pty link {folder / 'mcu_command'}: folder ")
     for word in words:
@@ -96,7 +96,7 @@ def test_a_link_in_a_folder_another_user_could_change_is_refused_naming_the_fold
 @pytest.mark.parametrize("make", MAIN_KINDS)
 def test_pty_pairs_in_an_unsafe_folder_leave_no_link_in_the_safe_one(tmp_path: Path, make: Make) -> None:
     folder, words = make(tmp_path)
-    with pytest.raises(HilBridgeError, match=re.escape(words[0])):
+    with pytest.raises(HilError, match=re.escape(words[0])):
         pty_pairs(tmp_path / "safe" / "command", folder / "signal")
     assert list((tmp_path / "safe").iterdir()) == []
 
@@ -104,7 +104,7 @@ def test_pty_pairs_in_an_unsafe_folder_leave_no_link_in_the_safe_one(tmp_path: P
 def test_a_refused_path_in_pty_pairs_closes_the_pair_made_before(tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
-    with pytest.raises(HilBridgeError, match="a regular file"):
+    with pytest.raises(HilError, match="a regular file"):
         pty_pairs(tmp_path / "command", notes)
     assert notes.read_text() == "my notes\n"
     assert not (tmp_path / "command").is_symlink()
@@ -121,7 +121,7 @@ def test_a_refused_path_in_pty_pairs_closes_the_pair_made_before(tmp_path: Path)
 def test_a_lock_file_that_is_not_ours_is_refused_and_kept(tmp_path: Path, content: bytes, what: str) -> None:
     link = tmp_path / "notes"
     lock_path(link).write_bytes(content)
-    with pytest.raises(HilBridgeError) as info:
+    with pytest.raises(HilError) as info:
         PtyPair(link)
     assert str(info.value) == (
         f"cannot create pty link {link}: {lock_path(link)} {what}, not a pty link's lock file; "
@@ -136,7 +136,7 @@ def test_a_symlink_at_the_lock_files_path_is_not_written_through(tmp_path: Path)
     target = tmp_path / "precious.txt"
     target.write_text("keep me\n")
     lock_path(link).symlink_to(target)
-    with pytest.raises(HilBridgeError, match=rf"its lock file {lock_path(link)}: it is a symlink"):
+    with pytest.raises(HilError, match=rf"its lock file {lock_path(link)}: it is a symlink"):
         PtyPair(link)
     assert target.read_text() == "keep me\n"
 
@@ -170,7 +170,7 @@ def test_same_path_resolves_a_symlinked_folder(tmp_path: Path) -> None:
 
 def test_two_pairs_at_one_path_are_refused_naming_both(tmp_path: Path) -> None:
     port, again = tmp_path / "port", tmp_path / "sub" / ".." / "port"
-    with pytest.raises(HilBridgeError) as info:
+    with pytest.raises(HilError) as info:
         pty_pairs(port, again, names=("command_port", "signal_port"))
     assert str(info.value) == f"command_port and signal_port are the same path {again}: each needs its own"
     assert not port.exists() and not lock_path(port).exists()

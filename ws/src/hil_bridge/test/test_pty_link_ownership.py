@@ -19,7 +19,7 @@ import pytest
 from conftest import Spawn
 from hil_bridge.core.pty_link import PtyPair, lock_path, pty_pairs, replace_symlink, stale_link
 from hil_bridge.core.serial_link import SerialLink
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
 
 #: Holds a pair at argv[1], says so, then waits to be killed (never closes it itself).
 HOLDER_SCRIPT = textwrap.dedent(
@@ -63,10 +63,10 @@ def test_second_pair_at_a_link_held_by_a_live_process_fails_naming_its_pid(
     link = tmp_path / "mcu_command"
     proc, holder_pty = start_holder(spawn, link, tmp_path)
     pid = proc.pid
-    with pytest.raises(HilBridgeError, match=rf"link {link} is held by live process {pid} \(python"):
+    with pytest.raises(HilError, match=rf"link {link} is held by live process {pid} \(python"):
         PtyPair(link)
     assert str(link.readlink()) == holder_pty, "the holder's link was taken away"
-    with pytest.raises(HilBridgeError, match=str(pid)):
+    with pytest.raises(HilError, match=str(pid)):
         pty_pairs(tmp_path / "signal_link", link)
     assert not (tmp_path / "signal_link").exists(), "the pair made before the failure was left behind"
 
@@ -91,7 +91,7 @@ def test_two_open_pairs_in_one_process_clash_and_the_path_is_free_again_after_cl
     link = tmp_path / "signal_link"
     first = PtyPair(link)
     try:
-        with pytest.raises(HilBridgeError, match=rf"held by live process {os.getpid()} \(.*this process\)"):
+        with pytest.raises(HilError, match=rf"held by live process {os.getpid()} \(.*this process\)"):
             PtyPair(link)
         assert str(link.readlink()) == first.slave_name
     finally:

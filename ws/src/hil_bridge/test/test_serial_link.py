@@ -22,7 +22,7 @@ import pytest
 from hil_bridge.core import serial_link
 from hil_bridge.core.pty_link import PtyPair, pty_pairs
 from hil_bridge.core.serial_link import LinkState, SerialLink
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
 
 WAIT_S = 5.0
 ALL_BYTES = bytes(range(256))
@@ -358,14 +358,14 @@ def test_write_to_a_peer_that_stops_reading_returns_false_without_blocking(tmp_p
     ],
 )
 def test_invalid_construction_is_rejected(port: str, options: dict[str, Any]) -> None:
-    with pytest.raises(HilBridgeError, match="serial port"):
+    with pytest.raises(HilError, match="serial port"):
         SerialLink(port, **options)
 
 
 def test_pty_pairs_close_the_ones_made_when_a_later_link_fails(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")  # a link under a regular file cannot be made
-    with pytest.raises(HilBridgeError, match="cannot create pty link"):
+    with pytest.raises(HilError, match="cannot create pty link"):
         pty_pairs(tmp_path / "first", blocker / "second")
     assert not (tmp_path / "first").exists()
     first, second = pty_pairs(tmp_path / "a", tmp_path / "b")

@@ -10,20 +10,24 @@ from typing import Any
 
 import pytest
 
-from hil_bridge import qos
-from hil_bridge.core.devices import load_device_library, load_device_set
-from hil_bridge.core.loop_timing import DeadlineScheduler
-from hil_bridge.core.param_spec import yaml_defaults
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
 from hil_bridge.signal_bridge_node import NODE_NAME, PARAMETERS
+from hil_common import qos
+from hil_common.core.loop_timing import DeadlineScheduler
+from hil_common.core.param_spec import yaml_defaults
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.library import load_device_library
 from hil_msgs.msg import LinkStatus, Signal, SignalArray
 from support.ros_probe import RosProbe
 
 PACKAGE = Path(__file__).resolve().parents[1]
 CONFIG = PACKAGE / "config"
 LAYOUT = SignalLayout(
-    load_device_set(CONFIG / "demo_robot_devices.yaml", load_device_library([CONFIG / "devices"]))
+    load_device_set(
+        Path(__file__).resolve().parents[2] / "hil_devices" / "config" / "demo_robot_devices.yaml",
+        load_device_library([Path(__file__).resolve().parents[2] / "hil_devices" / "config" / "devices"]),
+    )
 )
 INPUT_ROW = [512.0, 1.0, 0.0, 1024.0, 0.0, 1.0, 1.0]  # motors, led
 

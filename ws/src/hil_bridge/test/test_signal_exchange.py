@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from hil_bridge.core.devices import DeviceConfig, DeviceInstance, Direction, PinMode, SignalSpec, SignalType
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.core.signal_exchange import SignalExchange
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
+from hil_devices.core.devices import DeviceConfig, DeviceInstance, Direction, PinMode, SignalSpec, SignalType
 
 
 def spec(name: str, direction: Direction) -> SignalSpec:

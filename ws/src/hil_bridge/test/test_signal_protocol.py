@@ -12,16 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_bridge.core.devices import (
-    DeviceConfig,
-    DeviceInstance,
-    Direction,
-    PinMode,
-    SignalSpec,
-    SignalType,
-    load_device_library,
-    load_device_set,
-)
 from hil_bridge.core.sequence import RESYNC_AFTER
 from hil_bridge.core.signal_protocol import (
     MAX_SIGNALS,
@@ -35,9 +25,20 @@ from hil_bridge.core.signal_protocol import (
     rounding_map,
 )
 from hil_bridge.core.vectors import load_vectors
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
+from hil_devices.core.devices import (
+    DeviceConfig,
+    DeviceInstance,
+    Direction,
+    PinMode,
+    SignalSpec,
+    SignalType,
+    load_device_set,
+)
+from hil_devices.core.library import load_device_library
+from hil_devices.errors import HilDevicesError
 
-CONFIG = Path(__file__).resolve().parents[1] / "config"
+CONFIG = Path(__file__).resolve().parents[2] / "hil_devices" / "config"
 VECTORS = load_vectors("signal_protocol")
 SETTINGS = settings(deadline=None, derandomize=True, max_examples=300)
 
@@ -165,7 +166,7 @@ def test_signal_ids_count_from_zero_in_device_order_and_split_by_direction() -> 
 def test_id_0xff_is_never_assigned() -> None:
     specs = tuple(spec(f"s{i}", 0, 1) for i in range(255))
     assert max(s.id for s in layout_of(*specs).slots) == 254
-    with pytest.raises(HilBridgeError, match="at most 255"):
+    with pytest.raises(HilError, match="at most 255"):
         layout_of(*(spec(f"s{i}", 0, 1) for i in range(256)))
 
 
@@ -378,13 +379,13 @@ def test_frames_of_up_to_255_signals_round_trip(count: int, checked: bool) -> No
 @pytest.mark.parametrize("codec", [FrameEncoder, FrameDecoder])
 def test_a_frame_of_256_signals_is_refused(codec: Any) -> None:
     many = [SignalSlot(k % MAX_SIGNALS, "dev", spec(f"s{k}", 0, 1)) for k in range(MAX_SIGNALS + 1)]
-    with pytest.raises(HilBridgeError, match="256 signals in one frame; at most 255"):
+    with pytest.raises(HilError, match="256 signals in one frame; at most 255"):
         codec(many)
 
 
 @pytest.mark.parametrize("codec", [FrameEncoder, FrameDecoder])
 def test_a_slot_id_outside_a_byte_below_0xff_is_refused(codec: Any) -> None:
-    with pytest.raises(HilBridgeError, match=r"signal dev\.s0: id 255 is outside 0\.\.254"):
+    with pytest.raises(HilError, match=r"signal dev\.s0: id 255 is outside 0\.\.254"):
         codec(raw_slots([255]))
 
 
@@ -408,7 +409,7 @@ def test_a_device_set_of_255_signals_one_way_loads_and_256_is_refused_naming_it(
         "devices:\n  - {name: b, device: bank}\n" + ("  - {name: o, device: one}\n" if extra else "")
     )
     if extra:
-        with pytest.raises(HilBridgeError, match=rf"{device_set}: 256 signals on one link.*at most 255"):
+        with pytest.raises(HilDevicesError, match=rf"{device_set}: 256 signals on one link.*at most 255"):
             load_device_set(device_set, library)
         return
     layout = SignalLayout(load_device_set(device_set, library))
@@ -431,7 +432,7 @@ def test_out_of_range_value_is_clamped_and_counted_and_nan_sends_the_default() -
 
 
 def test_encoder_refuses_a_wrong_number_of_values() -> None:
-    with pytest.raises(HilBridgeError, match="expected 9 values, got 2"):
+    with pytest.raises(HilError, match="expected 9 values, got 2"):
         FrameEncoder(DEMO.outputs).encode([1, 2])
 
 
@@ -454,7 +455,7 @@ def test_explicit_ids_are_kept_and_the_others_take_the_lowest_free_ids() -> None
 
 def test_an_id_used_twice_on_a_link_is_refused_naming_both_signals() -> None:
     config = DeviceConfig("sonar", (replace(spec("distance", 0, 200), id=7),))
-    with pytest.raises(HilBridgeError, match=r"signal back.distance: id 7 is already front.distance's"):
+    with pytest.raises(HilError, match=r"signal back.distance: id 7 is already front.distance's"):
         SignalLayout([DeviceInstance("front", config), DeviceInstance("back", config)])
 
 
@@ -463,7 +464,7 @@ def test_an_id_used_twice_on_a_link_is_refused_naming_both_signals() -> None:
 )
 def test_an_id_that_is_no_byte_below_0xff_is_refused(value: int, message: str) -> None:
     config = DeviceConfig("sonar", (spec("distance", 0, 200),))
-    with pytest.raises(HilBridgeError, match=f"signal s.distance: field 'id'.*{message}"):
+    with pytest.raises(HilError, match=f"signal s.distance: field 'id'.*{message}"):
         SignalLayout([DeviceInstance("s", config, {"distance": value})])
 
 
@@ -476,7 +477,7 @@ def test_frame_vectors(vector: dict[str, Any]) -> None:
 
 
 def test_decoder_refuses_slots_with_one_id_twice() -> None:
-    with pytest.raises(HilBridgeError, match="must differ"):
+    with pytest.raises(HilError, match="must differ"):
         FrameDecoder(raw_slots([3, 3]))
 
 

@@ -1,1 +1,1 @@
-"""Launch files, parameters and the one-process runner of the HIL simulator."""
+"""The graph of a run: options, launch files, graph runner, hil_side, recorder, replay."""

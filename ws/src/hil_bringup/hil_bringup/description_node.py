@@ -18,14 +18,13 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from hil_bridge import qos
-from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.core.paths import share_dir
-from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import run_node
-from hil_bridge.parameters import declare_parameters
-from hil_bringup.core.urdf import Joint, joints, load_urdf
-from hil_bringup.errors import HilBringupError
+from hil_common import qos
+from hil_common.core.param_spec import ParamSpec
+from hil_common.core.paths import share_dir
+from hil_common.errors import HilError
+from hil_common.node_runtime import run_node
+from hil_common.parameters import declare_parameters
+from hil_sim.core.urdf import Joint, joints, load_urdf
 
 NODE_NAME = "robot_description"
 
@@ -46,7 +45,7 @@ class DescriptionNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
-        path = params.as_str("urdf") or str(share_dir("hil_bringup") / "urdf" / "hil_robot.urdf")
+        path = params.as_str("urdf") or str(share_dir("hil_sim") / "urdf" / "hil_robot.urdf")
         self.urdf = load_urdf(path)
         self.prefix = params.as_str("frame_prefix")
         all_joints = joints(self.urdf, source=path)
@@ -102,6 +101,4 @@ class DescriptionNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Publish the description until shut down."""
-    return run_node(
-        DescriptionNode, name=NODE_NAME, config_errors=(HilBringupError, HilBridgeError), args=args
-    )
+    return run_node(DescriptionNode, name=NODE_NAME, config_errors=(HilError,), args=args)

@@ -3,7 +3,7 @@
 Both launch files declare their arguments and hand the evaluated values to
 :func:`graph_actions`, which builds the nodes from :mod:`hil_bringup.core.graph`
 exactly as the one-process runner does. It also leaves SIGINT in the launch process
-to launch alone (:func:`hil_bridge.core.shutdown.leave_to_wakeup_fd`): a
+to launch alone (:func:`hil_common.core.shutdown.leave_to_wakeup_fd`): a
 KeyboardInterrupt raised inside one of launch's tasks (the SIGTERM escalation timer
 of a process) left launch waiting forever after Ctrl-C, every process stopped.
 """
@@ -19,8 +19,6 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.substitutions import ExecutableInPackage
 
-from hil_bridge.core.paths import share_dir
-from hil_bridge.core.shutdown import leave_to_wakeup_fd
 from hil_bringup.core.graph import (
     MCU_NODES,
     GraphOptions,
@@ -31,6 +29,8 @@ from hil_bringup.core.graph import (
 )
 from hil_bringup.core.options import on, values
 from hil_bringup.errors import HilBringupError
+from hil_common.core.paths import share_dir
+from hil_common.core.shutdown import leave_to_wakeup_fd
 
 
 def declare(defaults: dict[str, str] | None = None) -> list[DeclareLaunchArgument]:
@@ -50,8 +50,9 @@ def declare(defaults: dict[str, str] | None = None) -> list[DeclareLaunchArgumen
 def ros_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
     """``parameters`` without empty lists: launch_ros cannot pass one (no element type).
 
-    The nodes declare their list parameters with an empty default, so leaving those
-    out gives the node the same value.
+    A node sets a list parameter given no value to a typed empty list
+    (:func:`hil_common.parameters.declare_parameters`), so leaving those out gives the
+    node the same value, and ``ros2 param dump`` shows it as ``[]``.
     """
     return {name: value for name, value in parameters.items() if value != []}
 
@@ -82,7 +83,17 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
     if options.mcu in MCU_NODES or options.faults:
         prepare_link_folder(options)  # before any node starts: the launch fails as a whole
     nodes, processes = graph(options, value) if graph is not None else describe(options)
+    # The user's parameter file after the graph's own parameters: launch_ros passes each
+    # as a --params-file in order, and rcl lets a later one win (wildcards included).
+    user = [options.params_file] if options.params_file else []
     actions: list[Any] = []
+    if not options.use_sim_time:
+        actions.append(
+            LogInfo(
+                msg="hil_bringup: use_sim_time:=false: the nodes stamp the wall clock, while the "
+                "simulator stamps odom, tf and its sensors in simulated time (two clocks)"
+            )
+        )
     if options.mcu in MCU_NODES or options.faults:
         actions.append(LogInfo(msg=f"hil_bringup: pty links in {options.link_folder}"))
     actions += [
@@ -91,7 +102,7 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
             executable=node.executable,
             name=node.name,
             namespace=node.namespace,
-            parameters=[ros_parameters(node.parameters)],
+            parameters=[ros_parameters(node.parameters), *user],
             output="screen",
         )
         for node in nodes
@@ -112,11 +123,20 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
                 package="hil_bringup",
                 executable="recorder",
                 name="recorder",
-                parameters=[{"path": options.record, "use_sim_time": options.use_sim_time}],
+                parameters=[{"path": options.record, "use_sim_time": options.use_sim_time}, *user],
                 output="screen",
             )
         )
     if value("rviz") == "true":
         config = str(share_dir("hil_bringup") / "rviz" / "hil.rviz")
-        actions.append(Node(package="rviz2", executable="rviz2", arguments=["-d", config], output="screen"))
+        actions.append(
+            Node(
+                package="rviz2",
+                executable="rviz2",
+                arguments=["-d", config],
+                # On the graph's clock: rviz2 looks transforms up at its own time.
+                parameters=[{"use_sim_time": options.use_sim_time}],
+                output="screen",
+            )
+        )
     return actions

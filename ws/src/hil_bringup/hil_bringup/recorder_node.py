@@ -7,7 +7,10 @@ subscribed transient-local so their one message is not missed; everything else
 best effort, which takes messages from reliable and best-effort publishers alike.
 The link owners publish the wire traffic on ``hil/wire/<link>/<tx|rx>`` once someone
 listens, so it lands in the bag too. ``ros2 bag info`` and ``ros2 bag play`` read
-the result.
+the result. Each topic's offered QoS profiles go into the bag, as rosbag2's recorder
+writes them: those its publishers offer (as DDS reports them), or, for a topic with
+no publisher to ask, :data:`hil_common.qos.PUBLISHER`, what every publisher of the
+project offers; ``ros2 bag play`` then plays a latched topic latched again.
 
 In the one-process runner the recorder can be fed by call instead (:meth:`record`):
 the control loop hands it every operator input (``cmd_vel``, ``robotCommand``) as it
@@ -26,13 +29,15 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from rclpy.subscription import Subscription
+from rosbags.interfaces import Qos
 
-from hil_bridge.core.param_spec import ParamSpec
-from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import run_node
-from hil_bridge.parameters import declare_parameters
-from hil_bringup.core.bag import BagWriter
+from hil_bringup.core.bag import BagWriter, offered_profile
 from hil_bringup.errors import HilBringupError
+from hil_common import qos
+from hil_common.core.param_spec import ParamSpec
+from hil_common.errors import HilError
+from hil_common.node_runtime import run_node
+from hil_common.parameters import declare_parameters
 
 NODE_NAME = "recorder"
 
@@ -48,6 +53,21 @@ _LATCHED = QoSProfile(
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
 )
+
+
+def bag_profile(profile: QoSProfile) -> Qos:
+    """An rclpy QoS profile as a bag records it."""
+    return offered_profile(
+        history=int(profile.history),
+        depth=profile.depth,
+        reliability=int(profile.reliability),
+        durability=int(profile.durability),
+        deadline_ns=profile.deadline.nanoseconds,
+        lifespan_ns=profile.lifespan.nanoseconds,
+        liveliness=int(profile.liveliness),
+        liveliness_lease_ns=profile.liveliness_lease_duration.nanoseconds,
+        avoid_ros_namespace_conventions=profile.avoid_ros_namespace_conventions,
+    )
 
 
 def message_class(msgtype: str) -> Any:
@@ -72,6 +92,8 @@ class RecorderNode(Node):
         self._skipped: set[str] = set()
         #: Topics fed by :meth:`record` instead of a subscription.
         self._by_call: set[str] = set()
+        #: Each subscribed topic's offered QoS profiles, as its publishers offered them.
+        self._offered: dict[str, list[Qos]] = {}
         self.discover()
         self.create_timer(params.as_float("discovery_period"), self.discover)
         self.get_logger().info(f"recording to {target}")
@@ -86,10 +108,9 @@ class RecorderNode(Node):
                 self._skipped.add(topic)
                 self.get_logger().warning(f"not recording {topic}: no definition of {msgtype}")
                 continue
-            latched = any(
-                info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
-                for info in self.get_publishers_info_by_topic(topic)
-            )
+            offered = self.offered(topic)
+            latched = any(profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for profile in offered)
+            self._offered[topic] = [bag_profile(profile) for profile in offered]
             self._subscribed[topic] = self.create_subscription(
                 message_class(msgtype),
                 topic,
@@ -97,6 +118,10 @@ class RecorderNode(Node):
                 _LATCHED if latched else _LIVE,
                 raw=True,
             )
+
+    def offered(self, topic: str) -> list[QoSProfile]:
+        """The QoS profiles ``topic``'s publishers offer; :data:`qos.PUBLISHER` if none is there."""
+        return [info.qos_profile for info in self.get_publishers_info_by_topic(topic)] or [qos.PUBLISHER]
 
     def record_by_call(self, topics: list[str]) -> None:
         """Take ``topics`` (fully qualified) from :meth:`record` only, never from DDS."""
@@ -110,11 +135,14 @@ class RecorderNode(Node):
         """Write ``message`` on ``topic`` as taken now by the node that fed it."""
         kind = type(message)
         msgtype = f"{kind.__module__.split('.')[0]}/msg/{kind.__name__}"  # a rosidl class: pkg.msg._name
-        self.bag.write(topic, msgtype, self.get_clock().now().nanoseconds, serialize_message(message))
+        offered = () if self.bag.has(topic) else [bag_profile(p) for p in self.offered(topic)]
+        stamp = self.get_clock().now().nanoseconds
+        self.bag.write(topic, msgtype, stamp, serialize_message(message), offered=offered)
 
     def on_message(self, topic: str, msgtype: str, data: bytes) -> None:
         """Write one serialized message, stamped now."""
-        self.bag.write(topic, msgtype, self.get_clock().now().nanoseconds, data)
+        stamp = self.get_clock().now().nanoseconds
+        self.bag.write(topic, msgtype, stamp, data, offered=self._offered.get(topic, ()))
 
     def start(self) -> None:
         """Nothing to start: recording happens in callbacks."""
@@ -128,4 +156,4 @@ class RecorderNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Record until shut down."""
-    return run_node(RecorderNode, name=NODE_NAME, config_errors=(HilBringupError, HilBridgeError), args=args)
+    return run_node(RecorderNode, name=NODE_NAME, config_errors=(HilError,), args=args)

@@ -19,8 +19,8 @@ import rclpy
 from geometry_msgs.msg import Twist
 from std_msgs.msg import String
 
-from hil_bridge import qos
 from hil_bringup.core.teleop import HELP, Teleop
+from hil_common import qos
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ loop run as in sim.launch.py. One robot; ``rtf`` is Gazebo's real-time factor.
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 
-from hil_bringup.core.gazebo import LAUNCH_ARGUMENTS, launch_graph
+from hil_bringup.core.gazebo_graph import LAUNCH_ARGUMENTS, launch_graph
 from hil_bringup.launch_common import declare, graph_actions
 
 

@@ -5,6 +5,12 @@
 The robot MCU runs the real firmware and its command link is ``command_port``; a
 bridge board (generated sketch) serves its pins on ``signal_port``; the simulator
 still provides the world. Same graph description as sim.launch.py, with mcu:=serial.
+
+The world is simulated, so the graph's clock is the simulator's ``/clock``
+(``use_sim_time``, default true, as in sim.launch.py): a stamp is the simulated time at
+which a node took its data (a telemetry line, a link status), and the real MCU's own
+time (``millis()``) is only in what it sends. At ``rtf:=1`` simulated time keeps pace
+with the wall clock, as the real board does.
 """
 
 from launch import LaunchDescription

@@ -1,12 +1,13 @@
 """The robot side of a distributed run: one HIL robot's MCU, bridge, loop and radio module.
 
-    ros2 launch hil_bringup robot.launch.py robot:=2 robots:=5 hil_robots:=5 radio:=true use_sim_time:=true
+    ros2 launch hil_bringup robot.launch.py robot:=2 robots:=5 hil_robots:=5 radio:=true
 
 Runs robot ``robot``'s chain in ``robot_<robot>/`` with its ptys on this machine; the
 world (``world.launch.py``) may run on another machine in the same ROS domain. Give
 both sides the same run arguments (robots, hil_robots, radio, checked, ...). With
 ``mcu:=serial`` and ``command_port``/``signal_port`` the MCU is a real one on this
-machine's ports.
+machine's ports. Like every launch of a simulated graph its nodes follow ``/clock``
+(``use_sim_time``, default true), here the world's.
 """
 
 from launch import LaunchDescription
@@ -21,7 +22,7 @@ def generate_launch_description() -> LaunchDescription:
     return LaunchDescription(
         [
             DeclareLaunchArgument("robot", default_value="0", description="The HIL robot this machine runs."),
-            *declare({"use_sim_time": "true"}),
+            *declare(),
             OpaqueFunction(
                 function=graph_actions,
                 kwargs={

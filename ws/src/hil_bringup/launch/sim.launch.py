@@ -1,11 +1,13 @@
 """The full HIL loop with no hardware: virtual MCU, signal bridge, simulator, control loop.
 
     ros2 launch hil_bringup sim.launch.py
-    ros2 launch hil_bringup sim.launch.py rtf:=0.0 use_sim_time:=true record:=/tmp/run1 rviz:=true
+    ros2 launch hil_bringup sim.launch.py rtf:=0.0 record:=/tmp/run1 rviz:=true
     ros2 launch hil_bringup sim.launch.py checked:=true faults:=true fault_drop:=0.01 fault_corrupt:=0.01
 
 The node list and parameters come from hil_bringup's graph description, the same one
-the one-process runner (``make sim``) uses. The ptys' links are in
+the one-process runner (``make sim``) uses. Every node, rviz2 and the recorder follow
+the simulator's ``/clock`` (``use_sim_time``, default true), so every stamp of the run
+is simulated time. The ptys' links are in
 ``<runtime folder>/domain<ROS_DOMAIN_ID>/<namespace>/``, the runtime folder being the
 user's own (``$XDG_RUNTIME_DIR/hil``, else ``/tmp/hil-<uid>``), or in ``link_dir:=...``,
 which must be a folder only you can change: a second launch in the same domain and

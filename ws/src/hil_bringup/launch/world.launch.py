@@ -5,7 +5,8 @@
 Each HIL robot's chain runs elsewhere (``robot.launch.py robot:=<i>``, on this machine
 or another in the same ROS domain) and meets the simulator over DDS: its pins and
 sensors on ``robot_<i>/hil/signals/*``, its radio on ``robot_<i>/hil/radio/*``, the
-simulated time on ``/clock`` (start the robots with ``use_sim_time:=true``). The same
+simulated time on ``/clock``, which the robots' nodes follow (``use_sim_time``, default
+true). The same
 arguments as sim.launch.py; the node comes from hil_bringup's graph description
 (``describe_side``), as the one-process runner's does.
 """

@@ -16,7 +16,9 @@ ONE_BOARD = WorldConfig(width=4.0, height=4.0, light=Light(1.5, 1.5, 0.5), board
 
 
 def full_ahead(sim: Simulation) -> None:
-    sim.set_pins(np.full((1, 2), 1024.0), np.ones((1, 2)), np.zeros((1, 2)))
+    for side in ("left", "right"):
+        sim.set_input(f"motor_{side}.enable", 1024.0)
+        sim.set_input(f"motor_{side}.a", 1.0)
 
 
 def test_boards_task_is_done_when_the_robot_has_knocked_every_board_down() -> None:

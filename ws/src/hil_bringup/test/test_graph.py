@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from hil_bridge.core.runtime_dir import runtime_root
 from hil_bringup.core.graph import (
     GraphOptions,
     describe,
@@ -16,6 +15,7 @@ from hil_bringup.core.graph import (
     run_link_dir,
 )
 from hil_bringup.errors import HilBringupError
+from hil_common.core.runtime_dir import runtime_root
 from support.unsafe_folders import MAIN_KINDS, Make
 
 PACKAGE = Path(__file__).resolve().parents[1]

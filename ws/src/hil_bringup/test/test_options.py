@@ -9,19 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from hil_bringup import pytest_plugin, side, sim_runner
-from hil_bringup.core import scenario
+from hil_bringup import hil_side, hil_sim_runner
 from hil_bringup.core.graph import GraphOptions, describe, launch_arguments, package_defaults, reached
 from hil_bringup.core.options import SURFACES, check, on, options_of, parse_text, values
 from hil_bringup.errors import HilBringupError
+from hil_common.errors import HilError
+from hil_testing import pytest_plugin
+from hil_testing.core import scenario
 
 REPO = Path(__file__).resolve().parents[4]
 OPTIONS = options_of(GraphOptions)
 #: Node name -> the package whose config/<package>.yaml declares its parameters.
 NODE_PACKAGES = {
     "sim": "hil_sim",
-    "virtual_mcu": "hil_sim",
-    "simavr_mcu": "hil_sim",
+    "virtual_mcu": "hil_mcu",
+    "simavr_mcu": "hil_mcu",
     "signal_bridge": "hil_bridge",
     "radio_module": "hil_bridge",
     "control_loop": "robot_control",
@@ -53,7 +55,7 @@ def test_the_launch_arguments_are_the_launch_options_plus_rviz() -> None:
             assert choices == (list(opt.spec.choices) or None), name
 
 
-@pytest.mark.parametrize("module", [sim_runner, side], ids=["hil_sim_runner", "hil_side"])
+@pytest.mark.parametrize("module", [hil_sim_runner, hil_side], ids=["hil_sim_runner", "hil_side"])
 def test_both_command_lines_take_every_cli_option_with_its_default(module: object) -> None:
     flags = _flags(module.build_parser())  # type: ignore[attr-defined]
     for name, opt in on(GraphOptions, "cli").items():
@@ -75,7 +77,7 @@ def test_the_marker_takes_the_marker_options_and_start(tmp_path: Path) -> None:
         value = opt.default if name != "world" else ""
         options, _ = pytest_plugin.session_options({name: value}, base=tmp_path)
         assert getattr(options, name) == (value if name != "behaviour" else value or "manual")
-    with pytest.raises(HilBringupError, match=r"unknown option\(s\) \['rtf'\]"):
+    with pytest.raises(HilError, match=r"unknown option\(s\) \['rtf'\]"):
         pytest_plugin.session_options({"rtf": 1.0}, base=tmp_path)
 
 
@@ -101,8 +103,8 @@ def test_the_nodes_get_what_the_options_reach(mcu: str) -> None:
 def test_manual_is_a_typeable_choice_everywhere(spelling: str, tmp_path: Path) -> None:
     assert GraphOptions(behaviour=spelling).behaviour == "manual"
     assert values(GraphOptions, {"behaviour": spelling})["behaviour"] == "manual"
-    assert sim_runner.parse(["--behaviour", spelling]).behaviour == "manual"
-    assert side.parse(["robot", "--behaviour", spelling]).behaviour == "manual"
+    assert hil_sim_runner.parse(["--behaviour", spelling]).behaviour == "manual"
+    assert hil_side.parse(["robot", "--behaviour", spelling]).behaviour == "manual"
     assert "manual" in launch_arguments()["behaviour"][2]  # type: ignore[operator]
     file = tmp_path / "s.yaml"
     checks = "assertions: [{no_failsafe: {reasons: [mcu]}}]"
@@ -114,8 +116,8 @@ def test_manual_is_a_typeable_choice_everywhere(spelling: str, tmp_path: Path) -
 
 def test_swarm_is_a_behaviour_of_every_surface() -> None:
     assert "swarm" in launch_arguments()["behaviour"][2]  # type: ignore[operator]
-    assert sim_runner.parse(["--behaviour", "swarm"]).behaviour == "swarm"
-    assert side.parse(["robot", "--behaviour", "swarm"]).behaviour == "swarm"
+    assert hil_sim_runner.parse(["--behaviour", "swarm"]).behaviour == "swarm"
+    assert hil_side.parse(["robot", "--behaviour", "swarm"]).behaviour == "swarm"
 
 
 @pytest.mark.parametrize(
@@ -148,7 +150,7 @@ def test_bad_command_line_values_exit_2_naming_the_option(
     argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exited:
-        sim_runner.parse(argv)
+        hil_sim_runner.parse(argv)
     assert exited.value.code == 2
     assert words in capsys.readouterr().err
 

@@ -11,7 +11,7 @@ import pytest
 
 from hil_bringup.core.graph import PHYSICS, GraphOptions, describe, launch_arguments
 from hil_bringup.errors import HilBringupError
-from hil_bringup.sim_runner import parse
+from hil_bringup.hil_sim_runner import parse
 from hil_sim.core.physics import BACKENDS
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def test_a_mujoco_run_says_so_in_its_metrics_and_picture(tmp_path: Path) -> None
         [
             sys.executable,
             "-m",
-            "hil_bringup.sim_runner",
+            "hil_bringup.hil_sim_runner",
             *("--headless", "--rtf", "0", "--duration", "15", "--physics", "mujoco"),
             *("--report-dir", str(report)),
         ],

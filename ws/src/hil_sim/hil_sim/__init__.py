@@ -1,1 +1,1 @@
-"""World, robot and sensor models, the simulator node and the virtual MCU."""
+"""World simulator: world, physics, motors, sensors, noise, radio, robot URDF, sim node."""

@@ -1,11 +1,8 @@
-"""The DC motor + H-bridge model against the analytic linear system and the L298 table."""
+"""The DC motor model against the analytic linear system; brake and coast; several models' motors."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -13,24 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_sim.core.motor import (
-    ENABLE_FULL,
-    L298,
-    Bridge,
-    DriverTable,
-    MotorBank,
-    MotorParams,
-    bridge_state,
-    bridge_voltage,
-)
-from hil_sim.core.simulation import RobotParams
+from hil_sim.core.motor import MotorBank, MotorGroups, MotorParams, motor_banks
+from hil_sim.core.robot_model import demo_robot
 from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
 
-SRC = Path(__file__).resolve().parents[2]
-DC_MOTOR_JSON = SRC / "hil_bridge" / "config" / "devices" / "dc_motor.json"
-ROBOT = RobotParams()
+ROBOT = demo_robot()
 MOTOR = ROBOT.motor
 LOAD = ROBOT.load_inertia
 DT = 1.0e-3  # the default 1 kHz physics rate
@@ -159,34 +145,25 @@ def test_step_response_tracks_the_load_inertia(load_factor: float) -> None:
 # --- brake and coast ---------------------------------------------------------------------
 
 
-def steps_to_stop(state: Bridge) -> int:
-    """Physics steps from full forward speed until the shaft stands still, with the pins of ``state``."""
+def steps_to_stop(closed: bool) -> int:
+    """Physics steps from full speed until the shaft stands still at 0 V: bridge ``closed`` (brake) or not."""
     motors = bank()
-    enable, a, b = np.array([ENABLE_FULL]), np.array([1.0]), np.array([0.0])
-    forward = bridge_state(enable, a, b)
-    run(motors, bridge_voltage(forward, enable, MOTOR.supply_voltage), forward != Bridge.COAST, 3000)
+    run(motors, np.array([MOTOR.supply_voltage]), np.array([True]), 3000)
     assert motors.speed[0] == pytest.approx(MOTOR.steady_speed(6.0), rel=1e-6)
-    pins = {
-        Bridge.BRAKE: (ENABLE_FULL, 1.0, 1.0),
-        Bridge.COAST: (0.0, 1.0, 0.0),
-    }[state]
-    enable, a, b = (np.array([value]) for value in pins)
-    bridge = bridge_state(enable, a, b)
-    assert bridge[0] == state
-    voltage, closed = bridge_voltage(bridge, enable, MOTOR.supply_voltage), bridge != Bridge.COAST
+    voltage, shut = np.zeros(1), np.array([closed])
     for k in range(1, 20_000):
-        motors.step(voltage, closed)
+        motors.step(voltage, shut)
         assert motors.speed[0] >= 0.0  # never driven backwards
         if motors.speed[0] == 0.0:
             # friction holds it once stopped
-            run(motors, voltage, closed, 100)
+            run(motors, voltage, shut, 100)
             assert motors.speed[0] == 0.0
             return k
-    raise AssertionError(f"{state.name} did not stop the motor in 20 s")
+    raise AssertionError(f"{'brake' if closed else 'coast'} did not stop the motor in 20 s")
 
 
 def test_brake_stops_the_motor_faster_than_coast() -> None:
-    brake, coast = steps_to_stop(Bridge.BRAKE), steps_to_stop(Bridge.COAST)
+    brake, coast = steps_to_stop(True), steps_to_stop(False)
     assert brake * 5 < coast
     # coast: friction alone, J dw/dt = -b w - Tc, from w0 stops after (J/b) ln(1 + b w0 / Tc)
     inertia = MOTOR.rotor_inertia + LOAD
@@ -204,79 +181,29 @@ def test_coasting_draws_no_current() -> None:
     assert motors.torque()[0] == 0.0
 
 
-# --- the driver table --------------------------------------------------------------------
+# --- robots of several models ----------------------------------------------------------------
 
 
-def shipped_table() -> dict[str, Any]:
-    table: dict[str, Any] = json.loads(DC_MOTOR_JSON.read_text())["table"]
-    return table
-
-
-@pytest.mark.parametrize(
-    ("enable", "a", "b", "expected"),
-    [
-        (1024, 1, 0, Bridge.FORWARD),
-        (1024, 0, 1, Bridge.BACK),
-        (1024, 1, 1, Bridge.BRAKE),
-        (1024, 0, 0, Bridge.BRAKE),
-        (1, 1, 0, Bridge.FORWARD),
-        (512, 0, 1, Bridge.BACK),
-        (0, 1, 0, Bridge.COAST),
-        (0, 0, 1, Bridge.COAST),
-        (0, 1, 1, Bridge.COAST),
-        (0, 0, 0, Bridge.COAST),
-    ],
-)
-def test_l298_truth_table(enable: int, a: int, b: int, expected: Bridge) -> None:
-    pins = (np.array([float(enable)]), np.array([float(a)]), np.array([float(b)]))
-    assert bridge_state(*pins)[0] == expected
-    assert bridge_state(*pins, table=DriverTable.from_device_table(shipped_table()))[0] == expected
-
-
-def test_shipped_dc_motor_table_is_the_l298() -> None:
-    assert DriverTable.from_device_table(shipped_table()) == L298
-
-
-def test_bridge_state_is_vectorised_over_any_shape() -> None:
-    enable = np.array([[1024.0, 0.0], [300.0, 1024.0]])
-    a = np.array([[1.0, 1.0], [0.0, 1.0]])
-    b = np.array([[0.0, 0.0], [1.0, 1.0]])
-    expected = np.array([[Bridge.FORWARD, Bridge.COAST], [Bridge.BACK, Bridge.BRAKE]])
-    assert np.array_equal(bridge_state(enable, a, b), expected)
-
-
-@pytest.mark.parametrize(
-    ("state", "enable", "expected"),
-    [
-        (Bridge.FORWARD, 1024, 6.0),
-        (Bridge.FORWARD, 512, 3.0),
-        (Bridge.FORWARD, 2048, 6.0),  # duty clamps at always-on
-        (Bridge.BACK, 1024, -6.0),
-        (Bridge.BACK, 256, -1.5),
-        (Bridge.BRAKE, 1024, 0.0),
-        (Bridge.COAST, 0, 0.0),
-    ],
-)
-def test_bridge_voltage_scales_the_supply_by_the_duty(state: Bridge, enable: int, expected: float) -> None:
-    voltage = bridge_voltage(np.array([int(state)]), np.array([float(enable)]), 6.0)
-    assert voltage[0] == pytest.approx(expected, abs=1e-12)
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"when_enable_is_0": "brake"}, "when_enable_is_0"),
-        ({"when_enable_is_0": None}, "when_enable_is_0"),
-        ({"by_a_b": [["1,0", "forward"]]}, "by_a_b"),
-        ({"by_a_b": {"1,0": "forward", "0,1": "back", "1,1": "brake"}}, "by_a_b['0,0']"),
-        ({"by_a_b": {"1,0": "forward", "0,1": "reverse", "1,1": "brake", "0,0": "brake"}}, "by_a_b['0,1']"),
-    ],
-)
-def test_bad_driver_table_raises_naming_the_entry(change: dict[str, Any], message: str) -> None:
-    table = {**shipped_table(), **change}
-    with pytest.raises(HilSimError, match=r"dc_motor table: ") as info:
-        DriverTable.from_device_table(table)
-    assert message in str(info.value)
+def test_motor_groups_step_each_robots_motors_with_its_own_parameters() -> None:
+    strong = MotorParams(supply_voltage=12.0, gear_ratio=30.0)
+    rows = [np.array([0, 2]), np.array([1])]
+    groups = motor_banks([(rows[0], MOTOR, LOAD), (rows[1], strong, 0.0)], 3, dt=DT)
+    assert isinstance(groups, MotorGroups)
+    alone = [MotorBank(MOTOR, (2, 2), load_inertia=LOAD, dt=DT), MotorBank(strong, (1, 2), dt=DT)]
+    voltage = np.array([[6.0, 3.0], [12.0, -12.0], [-6.0, 0.0]])
+    closed = np.array([[True, True], [True, True], [True, False]])
+    speeds, exact = groups.advance(voltage, closed, 25)
+    for bank_alone, members in zip(alone, rows, strict=True):
+        expected, expected_exact = bank_alone.advance(voltage[members], closed[members], 25)
+        np.testing.assert_array_equal(speeds[members], expected)
+        np.testing.assert_array_equal(exact[members], expected_exact)
+        np.testing.assert_array_equal(groups.speed[members], bank_alone.speed)
+    groups.step(voltage, closed, np.array([1, 2]))
+    alone[1].step(voltage[[1]], closed[[1]])
+    alone[0].step(voltage[[0, 2]], closed[[0, 2]], np.array([1]))
+    np.testing.assert_array_equal(groups.speed[[1]], alone[1].speed)
+    np.testing.assert_array_equal(groups.speed[[2]], alone[0].speed[[1]])
+    assert isinstance(motor_banks([(np.arange(3), MOTOR, LOAD)], 3, dt=DT), MotorBank)
 
 
 # --- closed form over k steps ------------------------------------------------------------

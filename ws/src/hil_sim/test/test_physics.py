@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -10,16 +12,18 @@ import mujoco
 import numpy as np
 import pytest
 
-from hil_bridge.core.paths import share_dir
+from hil_common.core.paths import share_dir
 from hil_sim.core.build import build_simulation
 from hil_sim.core.motor import MotorBank, MotorParams
 from hil_sim.core.mujoco_physics import BOARD_DOWN_TILT, MujocoPhysics
 from hil_sim.core.physics import BACKENDS
-from hil_sim.core.simulation import RobotParams, Simulation
+from hil_sim.core.robot_model import demo_robot
+from hil_sim.core.robot_urdf import robot_urdf
+from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Board, Pose, WorldConfig, load_world, world_from_mapping
 from hil_sim.errors import HilSimError
 
-URDF = share_dir("hil_bringup") / "urdf" / "hil_robot.urdf"
+URDF = share_dir("hil_sim") / "urdf" / "hil_robot.urdf"
 EMPTY = WorldConfig(width=20.0, height=20.0)
 
 #: The cross-check's tolerances. Straight runs: the two engines solve the same motor
@@ -35,8 +39,10 @@ TURN_REL, SPIN_DRIFT = 0.08, 0.03
 
 def drive(sim: Simulation, left: float, right: float) -> None:
     """Both motors at these signed enable duties (-1024..1024)."""
-    forward = np.array([[left >= 0, right >= 0]], dtype=float)
-    sim.set_pins(np.abs(np.array([[left, right]], dtype=float)), forward, 1.0 - forward)
+    for side, duty in (("left", left), ("right", right)):
+        sim.set_input(f"motor_{side}.enable", abs(duty))
+        sim.set_input(f"motor_{side}.a", float(duty >= 0))
+        sim.set_input(f"motor_{side}.b", float(duty < 0))
 
 
 def run(physics: str, left: float, right: float, seconds: float) -> tuple[float, float, float]:
@@ -86,7 +92,9 @@ def test_range_rays_agree_between_native_and_mujoco() -> None:
         casts = []
         for sim in sims:
             sim.teleport(0, pose)
-            casts.append(sim.physics.cast(sim._rays, 2.5))
+            devices = sim.groups[0].devices
+            rays = devices.kinds["ranger"].rays(devices.mounts)  # type: ignore[attr-defined]
+            casts.append(sim.physics.cast(rays, 2.5))
         np.testing.assert_allclose(casts[1], casts[0], atol=2e-3)
 
 
@@ -95,9 +103,17 @@ def test_unknown_backend_names_the_choices() -> None:
         build_simulation(EMPTY, physics="bullet")
 
 
+def test_the_shipped_urdf_is_the_one_generated_from_the_demo_robot() -> None:
+    """rviz's robot (hil_sim's URDF) and MuJoCo's are one: the demo robot model's."""
+    assert URDF.read_text() == robot_urdf(demo_robot()), (
+        "hil_sim/urdf/hil_robot.urdf is not the demo robot's: write it again with "
+        "hil_sim.core.robot_urdf.robot_urdf(demo_robot())"
+    )
+
+
 def test_the_urdf_is_the_robot_both_engines_drive() -> None:
-    """One source: the URDF's wheels, body, mass and sensor mounts are RobotParams'."""
-    robot, root = RobotParams(), ET.parse(URDF).getroot()
+    """One source: the URDF's wheels, body, mass and sensor mounts are the robot model's."""
+    robot, root = demo_robot(), ET.parse(URDF).getroot()
 
     def origin(joint: str) -> list[float]:
         element = root.find(f"joint[@name='{joint}']/origin")
@@ -107,17 +123,20 @@ def test_the_urdf_is_the_robot_both_engines_drive() -> None:
     wheel = root.find("link[@name='left_wheel']/collision/geometry/cylinder")
     body = root.find("link[@name='base_link']/collision/geometry/cylinder")
     assert wheel is not None and body is not None
-    assert float(wheel.get("radius", "0")) == robot.wheel_radius
-    assert float(body.get("radius", "0")) == robot.body_radius
-    assert origin("left_wheel_joint")[1] - origin("right_wheel_joint")[1] == pytest.approx(robot.wheel_base)
+    body_model = robot.body
+    assert float(wheel.get("radius", "0")) == body_model.wheel_radius
+    assert float(body.get("radius", "0")) == body_model.body_radius
+    assert origin("left_wheel_joint")[1] - origin("right_wheel_joint")[1] == pytest.approx(
+        body_model.wheel_base
+    )
     masses = [float(m.get("value", "0")) for m in root.iter("mass")]
-    assert sum(masses) == pytest.approx(robot.mass)
-    assert origin("ultrasonic_joint") == pytest.approx([robot.ultrasonic.x, robot.ultrasonic.y, 0.07])
-    assert origin("ultrasonic_joint")[2] == robot.ultrasonic_height
-    assert origin("ir_joint") == pytest.approx([robot.ir.x, robot.ir.y, robot.ir_height])
+    assert sum(masses) == pytest.approx(body_model.mass)
+    for name in ("ultrasonic", "ir"):
+        mount = robot.device(name).mount
+        assert origin(f"{name}_joint") == pytest.approx([mount.x, mount.y, mount.z])
     sim = build_simulation(EMPTY, physics="mujoco")
     assert isinstance(sim.physics, MujocoPhysics)
-    assert sim.physics.model.body_subtreemass[sim.physics._base[0]] == pytest.approx(robot.mass)
+    assert sim.physics.model.body_subtreemass[sim.physics._base[0]] == pytest.approx(body_model.mass)
 
 
 def test_mujoco_runs_are_identical_for_a_seed() -> None:
@@ -128,7 +147,9 @@ def test_mujoco_runs_are_identical_for_a_seed() -> None:
         trace = []
         for _ in range(40):
             sim.step(50)
-            trace.append((*sim.x, *sim.y, *sim.yaw, *sim.readings.ultrasonic_cm, sim.geometry.boards_down))
+            trace.append(
+                (*sim.x, *sim.y, *sim.yaw, *sim.output("ultrasonic.distance"), sim.geometry.boards_down)
+            )
         traces.append(trace)
     assert traces[0] == traces[1]
 
@@ -172,7 +193,7 @@ def test_a_wall_stops_the_robot_with_its_bumpers_closed() -> None:
     sim.step(1000)
     for _ in range(10):  # held there, its wheels slipping on the floor
         sim.step(50)
-        assert sim.x[0] == pytest.approx(2.0 - RobotParams().body_radius, abs=0.003)
+        assert sim.x[0] == pytest.approx(2.0 - demo_robot().body.body_radius, abs=0.003)
         assert sim.bumpers[0].all()
 
 
@@ -250,8 +271,8 @@ def test_a_bad_mjcf_world_is_named_with_its_element(tmp_path: Path, mjcf: str, m
     [
         (lambda text: text.replace("</robot>", ""), r"hil_robot\.urdf: bad robot URDF"),
         (
-            lambda text: text.replace(
-                '<collision><geometry><sphere radius="0.013"/></geometry></collision>', ""
+            lambda text: re.sub(
+                r'<collision>\s*<geometry>\s*<sphere radius="0.013"/>\s*</geometry>\s*</collision>', "", text
             ),
             r"link 'caster': missing, or without a <collision>",
         ),
@@ -259,9 +280,7 @@ def test_a_bad_mjcf_world_is_named_with_its_element(tmp_path: Path, mjcf: str, m
         (lambda text: text.replace('<mass value="0.07"/>', '<mass value="-1"/>', 1), r"hil_robot\.urdf"),
         (
             lambda text: text.replace(
-                'type="continuous">\n    <parent link="base_link"/><child link="left',
-                'type="fixed">\n    <parent link="base_link"/><child link="left',
-                1,
+                'name="left_wheel_joint" type="continuous"', 'name="left_wheel_joint" type="fixed"'
             ),
             r"link 'left_wheel': needs one continuous joint",
         ),
@@ -271,7 +290,41 @@ def test_a_bad_urdf_is_named_with_its_element(tmp_path: Path, edit: object, mess
     path = tmp_path / "hil_robot.urdf"
     path.write_text(edit(URDF.read_text()))  # type: ignore[operator]
     with pytest.raises(HilSimError, match=message):
-        build_simulation(EMPTY, physics="mujoco", urdf=path)
+        build_simulation(EMPTY, physics="mujoco", models=dataclasses.replace(demo_robot(), urdf=str(path)))
+
+
+#: MJCF worlds MuJoCo cannot simulate: (name, world, words in the error).
+UNSTABLE_WORLDS = [
+    (
+        "stiff spring on a tiny mass",
+        "<mujoco><worldbody><geom type='plane' size='3 3 0.1'/>"
+        "<body name='spring' pos='1 1 0.5'><joint type='slide' stiffness='1e15' springref='0.1'/>"
+        "<geom size='0.05' mass='1e-6' contype='0' conaffinity='0'/></body></worldbody></mujoco>",
+        ["QACC", "body 'spring'"],
+    ),
+    (
+        "absurd gravity",
+        "<mujoco><option gravity='0 0 -1e12'/><worldbody><geom type='plane' size='3 3 0.1'/>"
+        "</worldbody></mujoco>",
+        ["QACC", "body 'robot_0/base_link'"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("mjcf", "words"), [c[1:] for c in UNSTABLE_WORLDS], ids=[c[0] for c in UNSTABLE_WORLDS]
+)
+def test_a_world_that_goes_unstable_stops_naming_the_world_and_mujocos_warning(
+    tmp_path: Path, mjcf: str, words: list[str]
+) -> None:
+    path = world_file(tmp_path, mjcf)
+    sim = build_simulation(path, physics="mujoco")
+    with pytest.raises(HilSimError) as caught:
+        sim.step(1000)  # MuJoCo resets its data and runs on: the robot would look pinned
+    message = str(caught.value)
+    # Stopped in the first block of steps, not a second later.
+    for word in [f"world {path}", f"MJCF {tmp_path / 'arena.xml'}", "unstable by t = 0.0", *words]:
+        assert word in message, message
 
 
 def test_world_yaml_gives_floor_friction_and_board_mass(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hil_bridge.core.line_protocol import MAX_LINE
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
 from hil_sim.core.radio import (
     MAX_PAYLOAD,
     STATES,
@@ -351,5 +351,5 @@ def test_radio_lines_look_as_documented() -> None:
     ],
 )
 def test_a_bad_radio_line_is_refused_naming_the_field(line: str, name: str) -> None:
-    with pytest.raises(HilBridgeError, match=f"^{name}"):
+    with pytest.raises(HilError, match=f"^{name}"):
         decode_radio(line)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,19 +12,24 @@ from typing import Any
 import pytest
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
+from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState, Range
+from sensor_msgs.msg import Imu, JointState, MagneticField, Range
+from std_msgs.msg import Float32
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
-from hil_bridge import qos
-from hil_bridge.core.param_spec import yaml_defaults
+from hil_common import qos
+from hil_common.core.param_spec import yaml_defaults
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
-from hil_sim.sim_node import NODE_NAME, PARAMETERS
+from hil_sim.core.devices.imu import Imu as ImuKind
+from hil_sim.core.robot_model import DeviceSpec, Mount, RobotModel
+from hil_sim.sim_node import NODE_NAME, PARAMETERS, SimNode
 from support.ros_probe import RosProbe
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
+IMU_AXES = ImuKind.OUTPUTS
 FORWARD = [
     Signal(device=f"motor_{side}", name=name, value=value)
     for side in ("left", "right")
@@ -220,3 +226,63 @@ def test_bad_world_exits_2_naming_the_file_and_key(tmp_path: Path) -> None:
 def test_declared_defaults_match_the_package_yaml() -> None:
     defaults = yaml_defaults(CONFIG / "hil_sim.yaml", NODE_NAME)
     assert defaults == {spec.name: spec.default for spec in PARAMETERS}
+
+
+@pytest.mark.ros
+def test_every_device_of_any_robot_model_has_its_topic(probe: RosProbe) -> None:
+    servo = Mount(0.0, 0.0, 0.09, 0.0)
+    robot = RobotModel(
+        "gadgets",
+        devices=(
+            DeviceSpec("motor_left", "tb6612fng", wheel="left", ties={"stby": 1}),
+            DeviceSpec("motor_right", "tb6612fng", wheel="right", ties={"stby": 1}),
+            DeviceSpec("pan", "servo", servo),
+            DeviceSpec("sonar", "ranger", Mount(0.03, 0.0, 0.1, servo="pan"), {"max_range_cm": 300}),
+            DeviceSpec("front", "ranger", Mount(0.09, 0.0, 0.07), {"max_range_cm": 300}),
+            DeviceSpec("imu", "imu", Mount(0.0, 0.0, 0.05)),
+            DeviceSpec("floor", "line", Mount(0.06, 0.0, 0.01)),
+            DeviceSpec("compass", "compass", Mount(0.0, 0.0, 0.08)),
+        ),
+    )
+    SimNode.models = robot
+    try:
+        node = SimNode(context=probe.context, parameter_overrides=[Parameter("rtf", value=0.0)])
+    finally:
+        SimNode.models = None
+    kinds = {
+        "range/sonar": Range,
+        "range/front": Range,
+        "imu/imu": Imu,
+        "line/floor": Float32,
+        "mag/compass": MagneticField,
+        "joint_states": JointState,
+        "hil/signals/from_sim": SignalArray,
+    }
+    for topic, kind in kinds.items():
+        probe.record(kind, topic, qos.SENSOR)
+    node.start()
+    try:
+        node.set_pins(0, [("pan", "pulse_us", 2400.0), ("motor_left", "pwm", 0.0)])
+        probe.wait_for(lambda: all(probe.latest(t) for t in kinds), timeout=30.0, what="every device's topic")
+        assert probe.latest("range/front").max_range == pytest.approx(3.0)
+        assert probe.latest("range/front").header.frame_id == "front_link"
+        assert probe.latest("imu/imu").linear_acceleration.z == pytest.approx(9.81, abs=0.5)
+        probe.wait_for(
+            lambda: (
+                "pan_joint" in probe.latest("joint_states").name
+                and probe.latest("joint_states").position[2] == pytest.approx(math.pi / 2)
+            ),
+            timeout=30.0,
+            what="the servo's joint at 90 degrees",
+        )
+        names = [(s.device, s.name) for s in probe.latest("hil/signals/from_sim").signals]
+        assert names == [
+            ("sonar", "distance"),
+            ("front", "distance"),
+            *[("imu", a) for a in IMU_AXES],
+            ("floor", "reading"),
+            ("compass", "heading"),
+        ]
+    finally:
+        node.stop()
+        node.destroy_node()

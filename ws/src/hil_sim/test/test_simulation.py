@@ -12,10 +12,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from hil_bridge.core.devices import load_device_library
+from hil_devices.core.library import load_device_library
 from hil_sim.core.build import build_simulation, grid_starts
 from hil_sim.core.motor import MotorParams
 from hil_sim.core.noise import NoiseBank
+from hil_sim.core.robot_model import RobotModel, demo_robot
 from hil_sim.core.sensors import (
     ULTRASONIC_MAX_CM,
     PhotoresistorModel,
@@ -23,23 +24,36 @@ from hil_sim.core.sensors import (
     adc_counts,
     ultrasonic_cm,
 )
-from hil_sim.core.simulation import RobotParams, Simulation
+from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Board, Box, Light, Pose, WorldConfig
 from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
 
 SRC = Path(__file__).resolve().parents[2]
-DEVICES = SRC / "hil_bridge" / "config" / "devices"
+DEVICES = SRC / "hil_devices" / "config" / "devices"
 LIBRARY = load_device_library([DEVICES])
 WORLDS = SRC / "hil_sim" / "worlds"
 DEMO = WORLDS / "demo.yaml"
 EMPTY = WORLDS / "empty.yaml"
 #: A 4 m walled arena with nothing in it (the demo light).
 ARENA = WorldConfig(width=4.0, height=4.0)
-ROBOT = RobotParams()
-R, L = ROBOT.wheel_radius, ROBOT.wheel_base
-BODY = ROBOT.body_radius
+ROBOT = demo_robot(LIBRARY)
+R, L = ROBOT.body.wheel_radius, ROBOT.body.wheel_base
+BODY = ROBOT.body.body_radius
+ULTRASONIC_SIGMA_CM = 0.3
+MAGNETOMETER_SIGMA = 3.5e-7
+LIGHT_RADIUS = 0.01
+LIGHT_MOUNTS = (0.0, math.pi / 2, math.pi, 3 * math.pi / 2)
+#: Readings as the simulation's outputs: device.column, or several stacked on a last axis.
+READING = {
+    "ultrasonic_cm": "ultrasonic.distance",
+    "ir_distance_cm": "ir.true_cm",
+    "ir_voltage": "ir.voltage",
+    "light": ("light_0.reading", "light_1.reading", "light_2.reading", "light_3.reading"),
+    "magnetic_field": ("compass.bx", "compass.by", "compass.bz"),
+    "heading_deg": "compass.heading",
+}
 
 # The quoted tables (issue text): Sharp GP2Y0A02YK0F and GL5506.
 IR_CM = [15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150]
@@ -59,25 +73,42 @@ def make(world: WorldConfig | Path = ARENA, **options: object) -> Simulation:
     return build_simulation(world, library=LIBRARY, **options)  # type: ignore[arg-type]
 
 
+def set_motors(
+    sim: Simulation, enable: Array, a: Array, b: Array, robots: npt.ArrayLike | None = None
+) -> None:
+    """The demo robot's L298 pins, (rows, 2) [left, right] each."""
+    for k, side in enumerate(("left", "right")):
+        for name, values in (("enable", enable), ("a", a), ("b", b)):
+            sim.set_input(f"motor_{side}.{name}", np.asarray(values)[:, k], robots)
+
+
 def drive(sim: Simulation, left: float, right: float, robots: npt.ArrayLike | None = None) -> None:
     """Signed enable duty per wheel (-1024..1024): > 0 forward, < 0 back, 0 coast."""
     rows = sim.count if robots is None else len(np.atleast_1d(np.asarray(robots)))
     duty = np.tile([float(left), float(right)], (rows, 1))
-    sim.set_pins(np.abs(duty), (duty > 0).astype(float), (duty < 0).astype(float), robots)
+    set_motors(sim, np.abs(duty), (duty > 0).astype(float), (duty < 0).astype(float), robots)
 
 
 def drive_each(sim: Simulation, duty: Array) -> None:
     """Signed duties (N, 2), one row per robot."""
-    sim.set_pins(np.abs(duty), (duty > 0).astype(float), (duty < 0).astype(float))
+    set_motors(sim, np.abs(duty), (duty > 0).astype(float), (duty < 0).astype(float))
 
 
 def brake(sim: Simulation) -> None:
-    sim.set_pins(np.full((sim.count, 2), 1024.0), np.ones((sim.count, 2)), np.ones((sim.count, 2)))
+    set_motors(sim, np.full((sim.count, 2), 1024.0), np.ones((sim.count, 2)), np.ones((sim.count, 2)))
+
+
+def reading(sim: Simulation, pick: str) -> Array:
+    """One of the demo robot's readings (:data:`READING`) of every robot."""
+    names = READING[pick]
+    if isinstance(names, str):
+        return sim.output(names).copy()
+    return np.stack([sim.output(name) for name in names], axis=-1)
 
 
 def wheel_speeds(sim: Simulation) -> Array:
     """(N, 2) wheel speeds (rad/s) from the motor shafts."""
-    speeds: Array = sim.motors.speed / sim.robot.motor.gear_ratio
+    speeds: Array = sim.motors.speed / sim.models[0].motor.gear_ratio
     return speeds
 
 
@@ -92,7 +123,7 @@ def samples(sim: Simulation, count: int, pick: str) -> Array:
     out = []
     for _ in range(count):
         sim.step(sim.sensor_every)
-        out.append(np.array(getattr(sim.readings, pick)))
+        out.append(reading(sim, pick))
     return np.array(out)
 
 
@@ -111,10 +142,10 @@ def test_physics_steps_at_1_khz_and_sensors_at_50_hz_by_default() -> None:
     sim = make()
     assert sim.dt == 1e-3
     assert sim.sensor_every == 20
-    field = [sim.readings.magnetic_field.copy()]
+    field = [reading(sim, "magnetic_field")]
     for _ in range(60):
         sim.step()
-        field.append(sim.readings.magnetic_field.copy())
+        field.append(reading(sim, "magnetic_field"))
     changed = [k for k in range(1, 61) if not np.array_equal(field[k], field[k - 1])]
     assert changed == [20, 40, 60]  # the magnetometer is noisy: every sample differs
     sim.step(1234)
@@ -141,7 +172,9 @@ def test_many_steps_at_once_equal_single_steps() -> None:
         assert np.allclose(getattr(together, name), getattr(single, name), rtol=1e-9, atol=1e-12), name
     assert np.allclose(together.motors.speed, single.motors.speed, rtol=1e-9, atol=1e-9)
     # the same noise draws: the readings differ only by the rounding of the pose
-    assert np.allclose(together.readings.magnetic_field, single.readings.magnetic_field, rtol=1e-9, atol=0)
+    assert np.allclose(
+        reading(together, "magnetic_field"), reading(single, "magnetic_field"), rtol=1e-9, atol=0
+    )
 
 
 @pytest.mark.parametrize(
@@ -184,7 +217,7 @@ def test_bad_world_path_raises_naming_it(tmp_path: Path) -> None:
     assert str(path) in str(info.value)
 
 
-def test_missing_device_config_raises() -> None:
+def test_missing_device_table_raises() -> None:
     library = {name: config for name, config in LIBRARY.items() if name != "sharp_ir"}
     with pytest.raises(HilSimError, match="sharp_ir"):
         build_simulation(ARENA, library=library)
@@ -278,18 +311,6 @@ def test_arc_radius_matches_the_wheel_speeds(left: int, right: int) -> None:
     assert sim.geometry.boards_down == 0 and not sim.bumpers.any()
 
 
-@pytest.mark.parametrize(("left", "right"), [(1024, 1024), (-1024, -1024), (-700, 900)])
-def test_encoders_count_wheel_angle_times_cpr_over_2pi(left: int, right: int) -> None:
-    sim = make(EMPTY)
-    drive(sim, left, right)
-    sim.step(800)
-    ticks = sim.encoder_ticks
-    assert ticks.dtype == np.int64
-    assert np.array_equal(ticks, np.floor(sim.wheel_angle * ROBOT.encoder_cpr / (2 * math.pi)))
-    assert np.all(np.sign(ticks[0]) == np.sign([left, right]))
-    assert np.all(np.abs(ticks[0]) > 100)
-
-
 # --- collisions ----------------------------------------------------------------------------
 
 
@@ -299,8 +320,8 @@ def test_encoders_count_wheel_angle_times_cpr_over_2pi(left: int, right: int) ->
     ids=["6V-1kHz", "12V-1kHz", "12V-200Hz"],
 )
 def test_full_speed_into_a_wall_stops_at_the_wall(supply: float, rate: float) -> None:
-    robot = RobotParams(motor=MotorParams(supply_voltage=supply))
-    sim = make(ARENA, robot=robot, physics_rate=rate)
+    robot = RobotModel("demo", ROBOT.body, MotorParams(supply_voltage=supply), ROBOT.devices)
+    sim = make(ARENA, models=robot, physics_rate=rate)
     drive(sim, 1024, 1024)
     contact = 2.0 - BODY
     steps = int(3.5 * rate)
@@ -436,19 +457,19 @@ def test_grazing_a_board_at_full_speed_does_not_knock_it() -> None:
 def test_a_fallen_board_is_no_longer_seen_by_the_rangers() -> None:
     sim = make(DEMO)
     sim.step(20)
-    before = sim.readings.ultrasonic_cm[0]
-    assert before == pytest.approx(100 * (0.59 - 0.09), abs=5 * ROBOT.ultrasonic_sigma_cm)
-    assert sim.readings.ir_distance_cm[0] == pytest.approx(100 * (0.59 - 0.09))
+    before = reading(sim, "ultrasonic_cm")[0]
+    assert before == pytest.approx(100 * (0.59 - 0.09), abs=5 * ULTRASONIC_SIGMA_CM)
+    assert reading(sim, "ir_distance_cm")[0] == pytest.approx(100 * (0.59 - 0.09))
     drive(sim, 1024, 1024)
     sim.step(1200)
     assert not sim.geometry.standing[0]
     drive(sim, 0, 0)
     sim.teleport(0, Pose(0.0, 0.0, 0.0))
     sim.step(20)
-    after = sim.readings.ultrasonic_cm[0]
+    after = reading(sim, "ultrasonic_cm")[0]
     # Nothing left ahead within range: the demo arena's wall is 4 m away.
     assert after == 200.0  # saturated
-    assert sim.readings.ir_distance_cm[0] == pytest.approx(250.0)  # the rangers' ray length
+    assert reading(sim, "ir_distance_cm")[0] == pytest.approx(250.0)  # the rangers' ray length
 
 
 def test_a_board_knocked_by_one_robot_is_down_for_all() -> None:
@@ -458,7 +479,7 @@ def test_a_board_knocked_by_one_robot_is_down_for_all() -> None:
     sim.step(1200)
     assert sim.geometry.boards_down == 1
     assert sim.x[1] == 0.0
-    assert sim.readings.ultrasonic_cm[1] > 150.0
+    assert reading(sim, "ultrasonic_cm")[1] > 150.0
 
 
 # --- sensors -------------------------------------------------------------------------------
@@ -513,13 +534,13 @@ def test_sharp_ir_in_the_simulation_matches_the_table_at_known_distances() -> No
         # the IR sensor sits 9 cm ahead of the centre; the wall is at x = 2
         sim.teleport(k, Pose(2.0 - 0.09 - d / 100.0, -1.0 + 0.3 * k, 0.0))
     volts = samples(sim, 45, "ir_voltage")
-    assert np.allclose(sim.readings.ir_distance_cm, distances, rtol=1e-9)
+    assert np.allclose(reading(sim, "ir_distance_cm"), distances, rtol=1e-9)
     expected = np.interp(distances, IR_CM, IR_V)
     # the error model leaves > 92 % of the readings exact: the median is the table value
     assert np.allclose(np.median(volts, axis=0), expected, rtol=0.02)
     assert np.allclose(np.median(volts, axis=0), expected, rtol=1e-9)
     assert np.all(np.abs(volts / expected - 1.0) <= IR_BOUND + 1e-12)
-    assert np.array_equal(sim.readings.ir_adc, adc_counts(sim.readings.ir_voltage))
+    assert np.all(adc_counts(reading(sim, "ir_voltage")) == np.rint(reading(sim, "ir_voltage") / 5.0 * 1023))
 
 
 @pytest.mark.parametrize(
@@ -559,18 +580,18 @@ def test_photoresistors_in_the_simulation_see_the_light(offset_deg: float) -> No
     sim = make(world)
     diagonal = math.radians(45.0)
     # front sensor (6 cm ahead) 0.5 m from the light on the diagonal
-    centre = 1.5 - (0.5 + ROBOT.light_radius) * math.cos(diagonal)
+    centre = 1.5 - (0.5 + LIGHT_RADIUS) * math.cos(diagonal)
     yaw = diagonal + math.radians(offset_deg)
     sim.teleport(0, Pose(centre, centre, yaw))
     light = np.median(samples(sim, 45, "light")[:, 0, :], axis=0)
-    for mount, reading in zip(ROBOT.light_mounts, light, strict=True):
-        sx = centre + ROBOT.light_radius * math.cos(yaw + mount)
-        sy = centre + ROBOT.light_radius * math.sin(yaw + mount)
+    for mount, value in zip(LIGHT_MOUNTS, light, strict=True):
+        sx = centre + LIGHT_RADIUS * math.cos(yaw + mount)
+        sy = centre + LIGHT_RADIUS * math.sin(yaw + mount)
         bearing = math.degrees(math.atan2(1.5 - sy, 1.5 - sx) - yaw - mount)
         bearing = (bearing + 180.0) % 360.0 - 180.0
         expected = float(np.interp(bearing, LIGHT_DEG, LIGHT_RESPONSE, left=0, right=0)) * 1000.0 / 117.0
         expected *= 0.25 / ((1.5 - sx) ** 2 + (1.5 - sy) ** 2)
-        assert reading == pytest.approx(round(min(expected, 1023.0)), rel=0.02, abs=1.0)
+        assert value == pytest.approx(round(min(expected, 1023.0)), rel=0.02, abs=1.0)
     if offset_deg == 0.0:
         assert light[0] == pytest.approx(1000.0, abs=1.0)
         assert light[2] == 0.0
@@ -590,10 +611,10 @@ def test_ultrasonic_saturates_at_200_cm_facing_nothing_within_2_m() -> None:
 def test_ultrasonic_reads_the_distance_to_a_wall_ahead(distance: float) -> None:
     sim = make(ARENA)
     sim.teleport(0, Pose(2.0 - 0.09 - distance, 0.0, 0.0))
-    reading = samples(sim, 30, "ultrasonic_cm")[:, 0]
-    sigma = ROBOT.ultrasonic_sigma_cm
-    assert np.all(np.abs(reading - 100 * distance) <= 5 * sigma)
-    assert abs(reading.mean() - 100 * distance) <= 5 * sigma / math.sqrt(30)
+    values = samples(sim, 30, "ultrasonic_cm")[:, 0]
+    sigma = ULTRASONIC_SIGMA_CM
+    assert np.all(np.abs(values - 100 * distance) <= 5 * sigma)
+    assert abs(values.mean() - 100 * distance) <= 5 * sigma / math.sqrt(30)
 
 
 @pytest.mark.parametrize(("bearing_deg", "seen"), [(0.0, True), (12.0, True), (-12.0, True), (40.0, False)])
@@ -601,17 +622,17 @@ def test_ultrasonic_sees_within_its_cone(bearing_deg: float, seen: bool) -> None
     bearing = math.radians(bearing_deg)
     box = Box(0.09 + 0.65 * math.cos(bearing), 0.65 * math.sin(bearing), 0.2, 0.2, bearing)
     sim = make(WorldConfig(width=4.0, height=4.0, boxes=(box,)))
-    reading = samples(sim, 5, "ultrasonic_cm")[:, 0]
+    values = samples(sim, 5, "ultrasonic_cm")[:, 0]
     if seen:
-        assert np.all(reading < 60.0)
+        assert np.all(values < 60.0)
     else:
-        assert np.all(np.abs(reading - 191.0) < 5 * ROBOT.ultrasonic_sigma_cm)
+        assert np.all(np.abs(values - 191.0) < 5 * ULTRASONIC_SIGMA_CM)
 
 
 def test_ultrasonic_model_clips_and_adds_noise() -> None:
     noise = np.array([0.0, 1.0, -2.0, 0.0, 0.0, 10.0])
-    reading = ultrasonic_cm(np.array([1.0, 1.0, 1.0, 0.0, 3.0, 1.97]), noise, sigma_cm=0.5)
-    assert reading.tolist() == [100.0, 100.5, 99.0, 2.0, 200.0, 200.0]
+    values = ultrasonic_cm(np.array([1.0, 1.0, 1.0, 0.0, 3.0, 1.97]), noise, sigma_cm=0.5)
+    assert values.tolist() == [100.0, 100.5, 99.0, 2.0, 200.0, 200.0]
 
 
 @pytest.mark.parametrize("yaw_deg", [0.0, 30.0, 90.0, 135.0, 180.0, -90.0, 300.0, 359.0])
@@ -664,7 +685,7 @@ def test_sharp_ir_error_model_statistics(source: str) -> None:
 def test_sharp_ir_noise_in_a_swarm_follows_the_error_model() -> None:
     sim = make(ARENA, robots=100)
     volts = samples(sim, 100, "ir_voltage")  # 100 robots x 100 samples, all 1.91 m from the wall
-    clean = IR.voltage(sim.readings.ir_distance_cm)
+    clean = IR.voltage(reading(sim, "ir_distance_cm"))
     check_ir_error_statistics((volts / clean).ravel())
 
 
@@ -720,34 +741,26 @@ def test_ultrasonic_and_magnetometer_noise_have_their_sigma() -> None:
     headings = []
     for _ in range(100):
         sim.step(20)
-        fields.append(sim.readings.magnetic_field.copy())
-        headings.append(sim.readings.heading_deg.copy())
+        fields.append(reading(sim, "magnetic_field"))
+        headings.append(reading(sim, "heading_deg"))
     echo = ranges[:, 0]
-    sigma = ROBOT.ultrasonic_sigma_cm
+    sigma = ULTRASONIC_SIGMA_CM
     assert abs(echo.mean() - 91.0) <= 5 * sigma / 10
     assert echo.std() == pytest.approx(sigma, rel=5 / math.sqrt(2 * echo.size))
     yaw_deg = 3.6 * np.arange(100)
     yaw_deg[0] = 0.0
     error = angle_diff_deg(np.array(headings), (90.0 - yaw_deg) % 360.0).ravel()
-    expected_sigma = math.degrees(ROBOT.magnetometer_sigma / 2.0e-5)
+    expected_sigma = math.degrees(MAGNETOMETER_SIGMA / 2.0e-5)
     assert abs(error.mean()) <= 5 * expected_sigma / math.sqrt(error.size)
     assert error.std() == pytest.approx(expected_sigma, rel=0.05)
     vertical = np.array(fields)[..., 2].ravel()
-    assert vertical.mean() == pytest.approx(-4.5e-5, abs=5 * ROBOT.magnetometer_sigma / 100)
+    assert vertical.mean() == pytest.approx(-4.5e-5, abs=5 * MAGNETOMETER_SIGMA / 100)
 
 
 # --- determinism ---------------------------------------------------------------------------
 
 PHYSICS = ("x", "y", "yaw", "v", "w", "wheel_angle")
-READINGS = (
-    "ultrasonic_cm",
-    "ir_distance_cm",
-    "ir_voltage",
-    "ir_adc",
-    "light",
-    "magnetic_field",
-    "heading_deg",
-)
+READINGS = tuple(READING)
 
 
 def snapshot(sim: Simulation, rows: Sequence[int] | slice = slice(None)) -> dict[str, Array]:
@@ -755,9 +768,11 @@ def snapshot(sim: Simulation, rows: Sequence[int] | slice = slice(None)) -> dict
     state["motor_speed"] = sim.motors.speed[rows].copy()
     state["motor_current"] = sim.motors.current[rows].copy()
     state["bumpers"] = sim.bumpers[rows].copy()
-    state["ticks"] = sim.encoder_ticks[rows].copy()
+    state["signals"] = np.array(
+        [[value for _, _, value in sim.signals(robot)] for robot in np.arange(sim.count)[rows]]
+    )
     for name in READINGS:
-        state[name] = np.array(getattr(sim.readings, name)[rows])
+        state[name] = reading(sim, name)[rows]
     return state
 
 
@@ -794,7 +809,7 @@ def test_different_seed_changes_the_noise_but_not_the_physics() -> None:
     first = run_schedule(make(DEMO, robots=3, seed=1), duties)
     second = run_schedule(make(DEMO, robots=3, seed=2), duties)
     for a, b in zip(first, second, strict=True):
-        for name in (*PHYSICS, "motor_speed", "motor_current", "ticks", "ir_distance_cm"):
+        for name in (*PHYSICS, "motor_speed", "motor_current", "ir_distance_cm"):
             assert np.array_equal(a[name], b[name]), name
     assert not np.array_equal(first[-1]["magnetic_field"], second[-1]["magnetic_field"])
     assert not all(
@@ -844,7 +859,7 @@ def test_one_robot_and_a_swarm_of_100_give_identical_results() -> None:
     assert hits > 0  # it did meet the wall
     # every robot of the swarm moved alike; their noise did not
     assert np.all(swarm.x == swarm.x[0]) and np.all(swarm.yaw == swarm.yaw[0])
-    assert len(np.unique(swarm.readings.heading_deg)) == 100
+    assert len(np.unique(reading(swarm, "heading_deg"))) == 100
 
 
 def test_robot_k_is_the_same_in_a_smaller_swarm() -> None:

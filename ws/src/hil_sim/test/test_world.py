@@ -11,14 +11,18 @@ import pytest
 from hil_sim.core.world import (
     MAX_BOARDS,
     MAX_BOXES,
+    ArcMarking,
     Board,
     Box,
+    FloorMap,
     Light,
+    LineMarking,
     Pose,
     WorldConfig,
     WorldGeometry,
     demo_world,
     load_world,
+    marking_outline,
     ring_of_boards,
     world_from_mapping,
 )
@@ -130,6 +134,48 @@ BAD_WORLDS = [
         "light-reference-distance-0",
         "light: {x: 1.0, y: 1.0, reference_distance: 0}\n",
         "light.reference_distance",
+    ),
+    ("floor-reflectance-above-1", "floor: {reflectance: 1.5}\n", "floor.reflectance"),
+    ("floor-unknown-key", "floor: {colour: grey}\n", "floor.colour"),
+    ("markings-not-a-list", "floor: {markings: {line: {}}}\n", "floor.markings"),
+    ("marking-unknown-shape", "floor: {markings: [{square: {}}]}\n", "floor.markings[0]"),
+    ("marking-two-shapes", "floor: {markings: [{line: {}, arc: {}}]}\n", "floor.markings[0]"),
+    ("line-from-missing", "floor: {markings: [{line: {to: [1, 0]}}]}\n", "floor.markings[0].line.from"),
+    (
+        "line-to-not-a-point",
+        "floor: {markings: [{line: {from: [0, 0], to: 1}}]}\n",
+        "floor.markings[0].line.to",
+    ),
+    (
+        "line-to-outside",
+        "floor: {markings: [{line: {from: [0, 0], to: [9, 0]}}]}\n",
+        "floor.markings[0].line.to",
+    ),
+    (
+        "line-width-zero",
+        "floor: {markings: [{line: {from: [0, 0], to: [1, 0], width: 0}}]}\n",
+        "floor.markings[0].line.width",
+    ),
+    (
+        "line-reflectance-negative",
+        "floor: {markings: [{line: {from: [0, 0], to: [1, 0], reflectance: -0.1}}]}\n",
+        "floor.markings[0].line.reflectance",
+    ),
+    (
+        "line-unknown-key",
+        "floor: {markings: [{line: {from: [0, 0], to: [1, 0], colour: black}}]}\n",
+        "floor.markings[0].line.colour",
+    ),
+    ("arc-radius-missing", "floor: {markings: [{arc: {center: [0, 0]}}]}\n", "floor.markings[0].arc.radius"),
+    (
+        "arc-second-radius-negative",
+        "floor: {markings: [{arc: {center: [0, 0], radius: 1}}, {arc: {center: [0, 0], radius: -1}}]}\n",
+        "floor.markings[1].arc.radius",
+    ),
+    (
+        "arc-backwards",
+        "floor: {markings: [{arc: {center: [0, 0], radius: 1, from_deg: 90, to_deg: 0}}]}\n",
+        "floor.markings[0].arc.to_deg",
     ),
 ]
 
@@ -518,3 +564,65 @@ def test_ring_boards_show_their_broad_face_to_the_centre(count: int) -> None:
         assert np.hypot(*mid[np.argmin(np.hypot(mid[:, 0], mid[:, 1]))]) == pytest.approx(0.59)
     assert np.hypot(*nearest[0]) == pytest.approx(0.59)
     assert geometry.owner[segment[0]] >= 0
+
+
+# --- floor markings ------------------------------------------------------------------------
+
+TRACK = """
+arena: {width: 4.0, height: 4.0}
+floor:
+  reflectance: 0.7
+  markings:
+    - line: {from: [-1.0, -0.5], to: [1.0, -0.5], width: 0.02}
+    - arc: {center: [1.0, 0.0], radius: 0.5, from_deg: -90, to_deg: 90, width: 0.04, reflectance: 0.1}
+    - line: {from: [0.0, -1.0], to: [0.0, 1.0], width: 0.02, reflectance: 0.9}
+"""
+
+
+def test_floor_markings_load_with_their_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "track.yaml"
+    path.write_text(TRACK)
+    world = load_world(path)
+    assert world.floor_reflectance == 0.7
+    assert world.markings == (
+        LineMarking((-1.0, -0.5), (1.0, -0.5), 0.02, 0.05),
+        ArcMarking((1.0, 0.0), 0.5, -90.0, 90.0, 0.04, 0.1),
+        LineMarking((0.0, -1.0), (0.0, 1.0), 0.02, 0.9),
+    )
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "expected"),
+    [
+        (0.5, -0.5, 0.05),  # on the first line
+        (0.5, -0.509, 0.05),  # within its half width
+        (0.5, -0.512, 0.7),  # just off it: bare floor
+        (-1.005, -0.5, 0.7),  # beyond its end
+        (1.5, 0.0, 0.1),  # on the arc (its east point)
+        (1.0, 0.519, 0.1),
+        (0.5, 0.0, 0.7),  # the arc's west point is not in its -90..90 sweep
+        (0.0, -0.5, 0.9),  # the last marking lies over the first
+        (0.0, 1.5, 0.7),
+    ],
+)
+def test_the_floor_map_is_the_reflectance_under_a_point(
+    tmp_path: Path, x: float, y: float, expected: float
+) -> None:
+    path = tmp_path / "track.yaml"
+    path.write_text(TRACK)
+    floor = FloorMap(load_world(path))
+    assert floor.reflectance(np.array([x]), np.array([y]))[0] == expected
+    assert floor.reflectance(np.full((2, 3), x), np.full((2, 3), y)).shape == (2, 3)
+
+
+def test_a_full_ring_covers_every_bearing() -> None:
+    ring = WorldConfig(markings=(ArcMarking((0.0, 0.0), 1.0),))
+    angles = np.linspace(0, 2 * np.pi, 37)
+    assert (FloorMap(ring).reflectance(np.cos(angles), np.sin(angles)) == 0.05).all()
+
+
+def test_the_line_world_is_a_closed_track() -> None:
+    world = load_world(WORLDS / "line.yaml")
+    assert world.markings and not world.boards
+    xs, ys = zip(*(p for m in world.markings for p in zip(*marking_outline(m), strict=True)), strict=True)
+    assert max(np.hypot(xs, ys)) < world.width / 2

@@ -1,1 +1,1 @@
-"""The robot's soft real-time control loop and its behaviours."""
+"""Soft real-time control loop of the robot: command link, heartbeats, failsafes, behaviours."""

@@ -1,11 +1,11 @@
 """Console scripts of robot_control (setup.py), with SIGINT/SIGTERM handled from the start.
 
-Each entry installs the stop signals (:mod:`hil_bridge.core.shutdown`) before it imports
+Each entry installs the stop signals (:mod:`hil_common.core.shutdown`) before it imports
 its node's module, whose imports (rclpy, messages) take a good part of a second: a
 signal then is a clean stop with status 0 too, not a KeyboardInterrupt traceback or
 death by SIGTERM.
 """
 
-from hil_bridge.core.shutdown import console_main
+from hil_common.core.shutdown import console_main
 
 control_loop = console_main("robot_control.control_loop_node")

@@ -30,17 +30,18 @@ from rclpy.node import Node
 from rclpy.time import Time
 from std_msgs.msg import String
 
-from hil_bridge import qos
-from hil_bridge.core.defaults import device_library, telemetry_schema
+from hil_bridge.core.defaults import telemetry_schema
 from hil_bridge.core.line_protocol import Drive, Telemetry
-from hil_bridge.core.loop_timing import DeadlineScheduler, LoopStats
-from hil_bridge.core.param_spec import ParamSpec
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_bridge.core.serial_reader import SerialReader
-from hil_bridge.errors import HilBridgeError
-from hil_bridge.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
-from hil_bridge.parameters import declare_parameters
 from hil_bridge.wire_tap import WireTap
+from hil_common import qos
+from hil_common.core.loop_timing import DeadlineScheduler, LoopStats
+from hil_common.core.param_spec import ParamSpec
+from hil_common.errors import HilError
+from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
+from hil_common.parameters import declare_parameters
+from hil_devices.core.defaults import device_library
 from hil_msgs.msg import LinkStatus
 from hil_msgs.msg import Telemetry as TelemetryMsg
 from robot_control.core.behaviours import (
@@ -97,7 +98,7 @@ PARAMETERS = (
         max=600.0,
     ),
     ParamSpec("refresh_frames", 10, "Frames after which an unchanged DRV is sent again.", min=1, max=10000),
-    ParamSpec("telemetry_schema", "", "Telemetry schema YAML; empty: hil_bridge's config/telemetry.yaml."),
+    ParamSpec("telemetry_schema", "", "Telemetry schema YAML; empty: hil_devices' config/telemetry.yaml."),
     ParamSpec(
         "device_configs", [], "Device config files or folders (photoresistor table); empty: hil_bridge's."
     ),
@@ -441,9 +442,7 @@ class ControlLoopNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Run the control loop until shut down; exit 2 on a bad configuration."""
-    return run_node(
-        ControlLoopNode, name=NODE_NAME, config_errors=(RobotControlError, HilBridgeError), args=args
-    )
+    return run_node(ControlLoopNode, name=NODE_NAME, config_errors=(HilError,), args=args)
 
 
 if __name__ == "__main__":

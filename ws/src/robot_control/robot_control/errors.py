@@ -1,5 +1,7 @@
 """The one exception class of robot_control."""
 
+from hil_common.errors import HilError
 
-class RobotControlError(Exception):
+
+class RobotControlError(HilError):
     """Raised for bad configuration or input in robot_control; the message names the bad field."""

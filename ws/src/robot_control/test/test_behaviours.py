@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hil_bridge.core.line_protocol import LineDecoder, LineEncoder, Telemetry, TelemetrySchema
+from hil_bridge.core.line_protocol import LineDecoder, LineEncoder, Telemetry
+from hil_devices.core.telemetry import TelemetrySchema
 from hil_sim.core.sensors import PhotoresistorModel
 from robot_control.core.behaviours import (
     BEHAVIOURS,
@@ -26,9 +27,9 @@ from robot_control.core.behaviours.boards import heading_error
 from robot_control.errors import RobotControlError
 
 SRC = Path(__file__).resolve().parents[2]
-SCHEMA = TelemetrySchema.from_yaml(SRC / "hil_bridge" / "config" / "telemetry.yaml")
+SCHEMA = TelemetrySchema.from_yaml(SRC / "hil_devices" / "config" / "telemetry.yaml")
 TABLE: dict[str, Any] = json.loads(
-    (SRC / "hil_bridge" / "config" / "devices" / "photoresistor.json").read_text()
+    (SRC / "hil_devices" / "config" / "devices" / "photoresistor.json").read_text()
 )["table"]
 MODEL = PhotoresistorModel.from_table(TABLE)
 RESPONSE = PhotoresistorResponse.from_table(TABLE)

@@ -16,10 +16,10 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Twist
 from std_msgs.msg import String
 
-from hil_bridge import qos
 from hil_bridge.core.line_protocol import Drive, Heartbeat, LineDecoder, LineEncoder
-from hil_bridge.core.param_spec import yaml_defaults
 from hil_bridge.core.pty_link import PtyPair
+from hil_common import qos
+from hil_common.core.param_spec import yaml_defaults
 from hil_msgs.msg import LinkStatus, Telemetry
 from robot_control.control_loop_node import NODE_NAME, PARAMETERS
 from robot_control.core.kinematics import DriveGeometry, twist_to_commands
@@ -47,7 +47,7 @@ def mcu_command(tmp_path: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "hil_sim.virtual_mcu_node",
+        "hil_mcu.virtual_mcu_node",
         "--ros-args",
         "-p",
         f"command_port:={tmp_path / 'cmd'}",

@@ -21,8 +21,8 @@ from hil_bridge.core.line_protocol import (
     Message,
     Relayed,
     Telemetry,
-    TelemetrySchema,
 )
+from hil_devices.core.telemetry import TelemetrySchema
 from robot_control.core.behaviours import (
     Behaviour,
     BoardsBehaviour,
@@ -35,7 +35,7 @@ from robot_control.core.loop import ControlLoop, FrameResult, LoopConfig
 from robot_control.errors import RobotControlError
 
 SRC = Path(__file__).resolve().parents[2]
-SCHEMA = TelemetrySchema.from_yaml(SRC / "hil_bridge" / "config" / "telemetry.yaml")
+SCHEMA = TelemetrySchema.from_yaml(SRC / "hil_devices" / "config" / "telemetry.yaml")
 GEOMETRY = DriveGeometry()
 FRAME = 1 / 30
 START = 1000.0
@@ -404,7 +404,7 @@ def test_stop_holds_auto_too() -> None:
 
 
 def test_auto_light_turns_toward_the_brightest_sensors_from_tl2() -> None:
-    table = json.loads((SRC / "hil_bridge" / "config" / "devices" / "photoresistor.json").read_text())[
+    table = json.loads((SRC / "hil_devices" / "config" / "devices" / "photoresistor.json").read_text())[
         "table"
     ]
     light = LightBehaviour(PhotoresistorResponse.from_table(table))

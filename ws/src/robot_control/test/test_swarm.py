@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from hil_bridge.core.devices import load_device_library
+from hil_devices.core.library import load_device_library
 from robot_control.core.behaviours import PhotoresistorResponse, Sensors, SwarmBehaviour
 from robot_control.core.behaviours.swarm import PAYLOAD
 from robot_control.core.radio_port import Heard, RadioPort
 
 SRC = Path(__file__).resolve().parents[2]
 RESPONSE = PhotoresistorResponse.from_table(
-    load_device_library([SRC / "hil_bridge" / "config" / "devices"])["photoresistor"].table
+    load_device_library([SRC / "hil_devices" / "config" / "devices"])["photoresistor"].table
 )
 
 

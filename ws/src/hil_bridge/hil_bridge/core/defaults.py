@@ -1,6 +1,6 @@
 """The shipped data files every node falls back to when a parameter is left empty.
 
-An empty ``device_configs`` means hil_bridge's device library (``config/devices``), an
+An empty ``device_configs`` means hil_devices' device library (``config/devices``), an
 empty ``device_set`` the demo robot's (``config/demo_robot_devices.yaml``), an empty
 ``telemetry_schema`` ``config/telemetry.yaml``: resolved here, once, for every node.
 """
@@ -10,20 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from hil_bridge.core.devices import DeviceConfig, load_device_library, load_device_set
-from hil_bridge.core.line_protocol import TelemetrySchema
-from hil_bridge.core.paths import share_dir
 from hil_bridge.core.signal_protocol import SignalLayout
-
-
-def config_dir() -> Path:
-    """hil_bridge's config folder (installed share, or the source tree)."""
-    return share_dir("hil_bridge") / "config"
-
-
-def device_library(paths: Sequence[str] = ()) -> dict[str, DeviceConfig]:
-    """Device configs from ``paths`` (files or folders), or hil_bridge's library if empty."""
-    return load_device_library([Path(p) for p in paths] or [config_dir() / "devices"])
+from hil_devices.core.defaults import config_dir, device_library
+from hil_devices.core.devices import load_device_set
+from hil_devices.core.telemetry import TelemetrySchema
 
 
 def signal_layout(device_set: str = "", device_configs: Sequence[str] = ()) -> SignalLayout:
@@ -33,5 +23,5 @@ def signal_layout(device_set: str = "", device_configs: Sequence[str] = ()) -> S
 
 
 def telemetry_schema(path: str = "") -> TelemetrySchema:
-    """A telemetry schema file, or hil_bridge's ``config/telemetry.yaml`` if empty."""
+    """A telemetry schema file, or hil_devices' ``config/telemetry.yaml`` if empty."""
     return TelemetrySchema.from_yaml(path or config_dir() / "telemetry.yaml")

@@ -37,13 +37,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
-from typing import Any
 
-from hil_bridge.core.config_file import load_yaml
 from hil_bridge.core.crc import crc16
 from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
 from hil_bridge.errors import HilBridgeError
+from hil_devices.core.telemetry import TelemetrySchema
 
 #: Default longest line accepted, in bytes without the line ending (DESIGN.md).
 MAX_LINE = 128
@@ -53,8 +51,6 @@ _NUMBER = r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 _INT_PAIR = re.compile(rf"({_INT}),({_INT})")
 _NUMBER_LIST = re.compile(rf"{_NUMBER}(?:,{_NUMBER})*")
 _NUMBER_ONE = re.compile(_NUMBER)
-_LIST_ID = re.compile(r"TL[0-9A-Za-z]")
-_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HEX4 = re.compile(r"[0-9A-F]{4}")
 
 
@@ -159,45 +155,6 @@ class DecodeStats:
     def dropped_total(self) -> int:
         """All dropped lines, whatever the reason."""
         return sum(self.dropped.values())
-
-
-class TelemetrySchema:
-    """Field names of each telemetry list, e.g. ``{"TL1": ("right", "left")}``."""
-
-    def __init__(self, lists: dict[str, tuple[str, ...]]) -> None:
-        self.lists = dict(lists)
-
-    @classmethod
-    def from_mapping(cls, data: Any, *, source: str = "telemetry schema") -> TelemetrySchema:
-        """Validate a mapping of list id -> field names.
-
-        Raises:
-            HilBridgeError: naming the source, the list id and the bad field.
-        """
-        if not isinstance(data, dict):
-            raise HilBridgeError(f"{source}: expected a mapping of list id -> field names")
-        lists: dict[str, tuple[str, ...]] = {}
-        for key, names in data.items():
-            if not isinstance(key, str) or not _LIST_ID.fullmatch(key):
-                raise HilBridgeError(f"{source}: {key!r}: list id must be TL and one digit or letter")
-            if not isinstance(names, list) or not names:
-                raise HilBridgeError(f"{source}: {key}: expected a non-empty list of field names")
-            for index, name in enumerate(names):
-                if not isinstance(name, str) or not _FIELD_NAME.fullmatch(name):
-                    raise HilBridgeError(f"{source}: {key}: field {index} ({name!r}) is not an identifier")
-            if len(set(names)) != len(names):
-                raise HilBridgeError(f"{source}: {key}: duplicate field names {names}")
-            lists[key] = tuple(names)
-        return cls(lists)
-
-    @classmethod
-    def from_yaml(cls, path: str | Path) -> TelemetrySchema:
-        """Load a schema file (YAML mapping ``TLn: [field, ...]``).
-
-        Raises:
-            HilBridgeError: the file is missing, not YAML, or invalid; the message names it.
-        """
-        return cls.from_mapping(load_yaml(path, what="telemetry schema"), source=str(path))
 
 
 def _number(value: float) -> str:

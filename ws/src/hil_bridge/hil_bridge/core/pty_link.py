@@ -3,7 +3,7 @@
 A :class:`PtyPair` is a real tty. The simulated device (virtual MCU, fault proxy,
 test peer) holds the master end; whoever would open a USB serial port opens the
 slave end through a symlink with a stable name, e.g. ``mcu_command`` in the user's
-runtime folder (:mod:`~hil_bridge.core.runtime_dir`), with pyserial, exactly as it
+runtime folder (:mod:`~hil_common.core.runtime_dir`), with pyserial, exactly as it
 would open ``/dev/ttyUSB0``.
 
 The pair keeps its own slave descriptor open, so the master never sees EIO while
@@ -19,7 +19,7 @@ taking the port away from it; once the owner is gone (closed, crashed or killed:
 the kernel drops the lock with the process), the stale link is replaced.
 
 A link's folder, and every folder on the way to it, is made and checked by
-:func:`~hil_bridge.core.runtime_dir.private_dir`: a folder another user could change
+:func:`~hil_common.core.runtime_dir.private_dir`: a folder another user could change
 (theirs, writable by others, a symlink) is refused, as they could swap the link for
 one to a pty of their own. A bare name (no folder) is a link in the runtime folder.
 
@@ -52,8 +52,9 @@ from pathlib import Path
 from types import TracebackType
 
 from hil_bridge.core.lockstep_io import OwedBytes
-from hil_bridge.core.runtime_dir import link_path, private_dir
 from hil_bridge.errors import HilBridgeError
+from hil_common.core.runtime_dir import link_path, private_dir
+from hil_common.errors import HilError
 
 _log = logging.getLogger(__name__)
 
@@ -168,7 +169,7 @@ def prepare_link_folder(link: str | Path) -> Path:
     path = link_path(link)
     try:
         private_dir(path.parent)
-    except HilBridgeError as exc:
+    except HilError as exc:
         raise HilBridgeError(f"cannot create pty link {path}: {exc}") from None
     return path
 
@@ -271,7 +272,7 @@ def _release(link: Path, fd: int) -> None:
 def replace_symlink(link: Path, target: str) -> None:
     """Point ``link`` at ``target`` atomically (readers never see it missing).
 
-    ``link``'s folder must exist (:func:`~hil_bridge.core.runtime_dir.private_dir`).
+    ``link``'s folder must exist (:func:`~hil_common.core.runtime_dir.private_dir`).
     """
     temporary = link.with_name(f".{link.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):

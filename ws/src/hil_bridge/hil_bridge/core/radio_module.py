@@ -16,7 +16,7 @@ from collections import Counter, deque
 from hil_bridge.core.line_protocol import LineDecoder, LineEncoder, Relayed
 from hil_bridge.core.radio_protocol import RADIO_IDS, decode_radio
 from hil_bridge.core.serial_link import SerialLink
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
 
 #: Lines for the MCU that may wait for the module's next step.
 RX_QUEUE = 64
@@ -57,7 +57,7 @@ class RadioModule:
                 continue
             try:
                 decode_radio(message.body)  # an RTX body: checked here, where its sender is
-            except HilBridgeError as exc:
+            except HilError as exc:
                 self._drop("bad_rtx", str(exc))
                 continue
             bodies.append(message.body)
@@ -71,7 +71,7 @@ class RadioModule:
             return
         try:
             self._to_mcu.append(self.encoder.encode(Relayed(body)))
-        except HilBridgeError as exc:
+        except HilError as exc:
             self._drop("bad_rx", str(exc))
 
     def _drop(self, reason: str, why: str) -> None:

@@ -2,7 +2,7 @@
 
 :class:`SerialLink` opens a real device (``/dev/ttyUSB0``) or a pty path with pyserial
 (a bare name, ``mcu_command``, is the link in the user's runtime folder:
-:func:`~hil_bridge.core.runtime_dir.link_path`),
+:func:`~hil_common.core.runtime_dir.link_path`),
 reads with ``timeout=0`` (a poll returns what has arrived, possibly nothing) and
 writes with ``write_timeout=0`` straight to the OS, without user-space buffering.
 It deliberately does not call ``flush()`` (tcdrain): that waits until the UART has
@@ -38,8 +38,8 @@ import serial
 
 from hil_bridge.core.lockstep_io import OwedBytes
 from hil_bridge.core.pty_link import stale_link
-from hil_bridge.core.runtime_dir import link_path
 from hil_bridge.errors import HilBridgeError
+from hil_common.core.runtime_dir import link_path
 
 #: Baud rates the links use (DESIGN.md: 38400 default on the command link, 115200
 #: allowed; the signal link needs 115200 for 200 Hz frames).

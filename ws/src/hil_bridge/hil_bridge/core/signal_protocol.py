@@ -42,7 +42,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hil_bridge.core.crc import crc16
-from hil_bridge.core.devices import (
+from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
+from hil_bridge.errors import HilBridgeError
+from hil_devices.core.devices import (
     MAX_SIGNAL_ID,
     DeviceInstance,
     Direction,
@@ -50,8 +52,7 @@ from hil_bridge.core.devices import (
     SignalType,
     assign_signal_ids,
 )
-from hil_bridge.core.sequence import DUPLICATE, RESYNC, SequenceWindow
-from hil_bridge.errors import HilBridgeError
+from hil_devices.core.profile import RobotProfile, device_instances
 
 START = 0xFF
 RAW_MIN = -32768
@@ -146,7 +147,7 @@ class SignalSlot:
 class SignalLayout:
     """The signals of a device set in device and signal order, with their ids.
 
-    Ids come from :func:`hil_bridge.core.devices.assign_signal_ids`: explicit ones as
+    Ids come from :func:`hil_devices.core.devices.assign_signal_ids`: explicit ones as
     given, the others 0, 1, 2... skipping taken ids.
 
     Raises:
@@ -176,6 +177,15 @@ class SignalLayout:
             return self._by_key[(device, name)]
         except KeyError:
             raise HilBridgeError(f"no signal {device}.{name} on this link") from None
+
+
+def profile_layout(profile: RobotProfile) -> SignalLayout:
+    """The signal link of a robot profile: its devices in profile order, tied pins' signals left out.
+
+    Raises:
+        HilBridgeError: more than 255 signals.
+    """
+    return SignalLayout(device_instances(profile))
 
 
 @dataclass(frozen=True)

@@ -10,19 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hil_bridge.core.config_file import load_yaml
-from hil_bridge.core.line_protocol import (
-    Arm,
-    Command,
-    Drive,
-    ErrorReport,
-    Heartbeat,
-    Message,
-    Telemetry,
-    TelemetrySchema,
-)
-from hil_bridge.core.paths import share_dir
+from hil_bridge.core.line_protocol import Arm, Command, Drive, ErrorReport, Heartbeat, Message, Telemetry
 from hil_bridge.errors import HilBridgeError
+from hil_common.core.config_file import load_yaml
+from hil_common.core.paths import share_dir
+from hil_devices.core.telemetry import TelemetrySchema
 
 
 def load_vectors(name: str, *, directory: Path | None = None) -> dict[str, Any]:
@@ -32,7 +24,7 @@ def load_vectors(name: str, *, directory: Path | None = None) -> dict[str, Any]:
         HilBridgeError: the file is missing or not YAML.
     """
     path = (directory or share_dir("hil_bridge") / "vectors") / f"{name}.yaml"
-    data = load_yaml(path, what="vectors")
+    data = load_yaml(path, what="vectors", error=HilBridgeError)
     if not isinstance(data, dict):
         raise HilBridgeError(f"{path}: vectors must be a mapping")
     return data

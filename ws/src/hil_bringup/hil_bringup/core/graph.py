@@ -18,7 +18,7 @@ there is no simulated MCU: the ports are real devices.
 
 The ptys' links live in the run's ``link_dir``; by default :func:`run_link_dir`, one
 folder per ROS domain and namespace in the user's runtime folder
-(:func:`hil_bridge.core.runtime_dir.runtime_root`), so launches that cannot hear each
+(:func:`hil_common.core.runtime_dir.runtime_root`), so launches that cannot hear each
 other cannot take each other's ports either, and other users cannot reach them (the
 one-process runner makes a private folder there). :func:`prepare_link_folder` makes
 and checks the folder before anything is started.
@@ -33,12 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from hil_bridge.core.faults import FaultModel
-from hil_bridge.core.param_spec import yaml_defaults
-from hil_bridge.core.paths import share_dir
-from hil_bridge.core.runtime_dir import private_dir, runtime_root
-from hil_bridge.errors import HilBridgeError
 from hil_bringup.core.options import check, on, option, options_of
 from hil_bringup.errors import HilBringupError
+from hil_common.core.config_file import load_yaml
+from hil_common.core.param_spec import yaml_defaults
+from hil_common.core.paths import share_dir
+from hil_common.core.runtime_dir import private_dir, runtime_root
+from hil_common.errors import HilError
 
 MCU_KINDS = ("virtual", "simavr", "serial")
 #: The simulator's physics backends (hil_sim.core.physics.BACKENDS; not imported: launch
@@ -54,7 +55,7 @@ def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
     """The pty link folder of a run: ``<runtime folder>/domain<id>/<namespace>``.
 
     The runtime folder is the user's own (``$XDG_RUNTIME_DIR/hil`` or ``/tmp/hil-<uid>``:
-    :func:`~hil_bridge.core.runtime_dir.runtime_root`); nothing is made here.
+    :func:`~hil_common.core.runtime_dir.runtime_root`); nothing is made here.
 
     Args:
         namespace: the run's ROS namespace (``/team_a``); empty: none.
@@ -76,7 +77,7 @@ def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
 def prepare_link_folder(options: GraphOptions) -> Path:
     """Make and check the run's link folder (``link_dir`` or :func:`run_link_dir`).
 
-    Refused as :func:`~hil_bridge.core.runtime_dir.private_dir` refuses it, when another
+    Refused as :func:`~hil_common.core.runtime_dir.private_dir` refuses it, when another
     user could change it or a folder on its way.
 
     Raises:
@@ -84,7 +85,7 @@ def prepare_link_folder(options: GraphOptions) -> Path:
     """
     try:
         return private_dir(options.link_folder)
-    except HilBridgeError as exc:
+    except HilError as exc:
         what = f"link_dir {options.link_dir}" if options.link_dir else "the run's link folder"
         raise HilBringupError(f"{what}: {exc}") from None
 
@@ -136,8 +137,11 @@ class GraphOptions:
         reaches=("sim.radio",),
     )
     use_sim_time: bool = option(
-        False,
-        "Nodes take their time from /clock published by the simulator.",
+        True,
+        "Every node takes its time from /clock, the simulated time, which also stamps the "
+        "simulator's own topics (odom, tf, sensors): one clock for the whole graph. false puts the "
+        "other nodes (and rviz2, the recorder) on the wall clock while the simulator still stamps "
+        "simulated time.",
         surfaces=("launch",),
     )
     world: str = option(
@@ -241,6 +245,20 @@ class GraphOptions:
         "",
         "mcu simavr: the firmware ELF to run; empty: robot_mcu built (cached) for this run.",
         reaches=("simavr_mcu.firmware",),
+    )
+    auto_reset: bool = option(
+        False,
+        "mcu simavr: the control loop's open of the command pty resets the firmware, as DTR does on"
+        " a UNO, Nano or Mega (simavr_mcu's auto_reset); off for the demo robot, whose runs start with"
+        " the firmware running.",
+        reaches=("simavr_mcu.auto_reset",),
+        surfaces=(),
+    )
+    params_file: str = option(
+        "",
+        "A ROS 2 parameter file for the whole graph (node_name: ros__parameters: sections; "
+        "/** and other wildcards), applied over the graph's own parameters; empty: none.",
+        surfaces=("launch", "cli"),
     )
 
     def __post_init__(self) -> None:
@@ -427,17 +445,63 @@ def reached(options: GraphOptions, node: str) -> dict[str, Any]:
     return found
 
 
+#: The key of a node's parameters in a ROS 2 parameter file.
+ROS_PARAMETERS = "ros__parameters"
+
+
+def check_params_file(path: str) -> None:
+    """Refuse what is not a ROS 2 parameter file, naming the file and the key.
+
+    A mapping of node names (``/**``, ``control_loop``, ``/robot_0/control_loop``, or
+    namespaces holding node names) down to ``ros__parameters:`` mappings; rcl applies
+    it to each node whose name matches. Checked before anything starts, so a bad file
+    stops the run with its name instead of a node failing to parse it.
+
+    Raises:
+        HilBringupError: the file is missing, not YAML, or not a parameter file.
+    """
+    try:
+        data = load_yaml(path, what="parameter file", error=HilBringupError)
+    except HilBringupError as exc:
+        raise HilBringupError(f"params_file {exc}") from None
+
+    def walk(node: Any, where: str) -> None:
+        if not isinstance(node, dict) or not node:
+            raise HilBringupError(
+                f"params_file {path}: {where or 'the file'} is not a mapping of node names "
+                f"to '{ROS_PARAMETERS}:' sections"
+            )
+        for key, value in node.items():
+            inner = f"{where}.{key}" if where else str(key)
+            if key == ROS_PARAMETERS:
+                if not isinstance(value, dict):
+                    raise HilBringupError(f"params_file {path}: {inner} is not a mapping of parameters")
+            else:
+                walk(value, inner)
+
+    walk(data, "")
+
+
 def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     """The nodes and helper processes of a run: the simulator, then each HIL robot's chain.
 
     A chain (MCU first: it creates the ptys the others open) is in its robot's
-    namespace with links of its own (:meth:`GraphOptions.links`).
+    namespace with links of its own (:meth:`GraphOptions.links`). A ``params_file`` is
+    checked (:func:`check_params_file`); each way of starting the nodes passes it to
+    every node after the graph's own parameters, so its values win.
+
+    Raises:
+        HilBringupError: a ``params_file`` that is not a parameter file.
     """
+    if options.params_file:
+        check_params_file(options.params_file)
     nodes = [_spec("hil_sim", "sim", "sim", "hil_sim.sim_node:SimNode", "", **reached(options, "sim"))]
     for robot in range(options.hil_robots):
         nodes += chain(options, robot)
-    # The simulator is the clock: it stamps with simulated time itself, and following its
-    # own /clock would wake its executor every period for nothing.
+    # The simulator is the clock: it stamps with simulated time itself (as Gazebo does,
+    # whatever the other nodes follow), and following its own /clock would wake its
+    # executor every period for nothing. Every other node follows it (use_sim_time,
+    # default true), so each stamp of the graph is on that one clock.
     sim_time = {"use_sim_time": options.use_sim_time}
     nodes = [n if n.name == "sim" else replace(n, parameters={**n.parameters, **sim_time}) for n in nodes]
     processes = [
@@ -497,10 +561,10 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             extra["radio_port"] = links.radio
         nodes.append(
             _spec(
-                "hil_sim",
+                "hil_mcu",
                 mcu,
                 mcu,
-                f"hil_sim.{module[mcu]}",
+                f"hil_mcu.{module[mcu]}",
                 ns,
                 command_port=links.command,
                 signal_port=links.signal,
@@ -585,6 +649,5 @@ def fault_links(options: GraphOptions, robot: int = 0) -> list[FaultLink]:
 def params_file(nodes: list[NodeSpec]) -> dict[str, Any]:
     """The nodes' parameters as one ROS 2 parameter file (``<namespace>/<name>`` sections)."""
     return {
-        (f"/{n.namespace}/{n.name}" if n.namespace else n.name): {"ros__parameters": n.parameters}
-        for n in nodes
+        (f"/{n.namespace}/{n.name}" if n.namespace else n.name): {ROS_PARAMETERS: n.parameters} for n in nodes
     }

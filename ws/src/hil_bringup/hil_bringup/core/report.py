@@ -1,45 +1,112 @@
-"""What a run leaves behind: a metrics JSON and a picture of the arena.
+"""What a run leaves behind: a metrics JSON and a picture of the arena (its floor markings too).
 
 :class:`RunLog` collects, while the run goes, the trajectory of robot 0 (and of the
 others in a swarm, :data:`MAX_DRAWN` at most), the moments robot 0's LED came on,
 when each board fell, and the link and loop figures at the end; :func:`write_report`
-writes ``metrics.json`` and ``report.png`` into the run's folder.
+writes ``metrics.json`` and ``report.png`` into the run's folder. What it keeps is
+bounded whatever the run's length: each path and the LED moments are :class:`Track`
+objects of at most :data:`TRACK_CAPACITY` samples.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hil_sim.core.world import WorldConfig, rectangle_corners
+import numpy as np
+import numpy.typing as npt
+
+from hil_sim.core.world import WorldConfig, marking_outline, rectangle_corners
 
 #: Robots whose trajectories a report keeps and draws (a swarm of 100 would be a smudge).
 MAX_DRAWN = 20
+#: Samples a :class:`Track` keeps at most (about 400 s of a run at the 20 Hz of the
+#: runners' samples before it first thins out; 200 KB).
+TRACK_CAPACITY = 8192
+
+
+class Track:
+    """Timed positions (t, x, y) over a whole run, in bounded memory.
+
+    Once ``capacity`` samples are kept, every other one is dropped and from then on
+    only every other sample offered is kept (the stride doubles): a run of any length
+    keeps its whole path, more coarsely the longer it is, in ``capacity`` rows. The
+    latest sample offered is always there too, so a path ends where the robot is.
+    """
+
+    def __init__(self, capacity: int = TRACK_CAPACITY) -> None:
+        if capacity < 2 or capacity % 2:
+            raise ValueError(f"capacity = {capacity}: need an even number >= 2")
+        self._rows: npt.NDArray[np.float64] = np.empty((capacity, 3))
+        self._kept = 0
+        self._offered = 0
+        self._stride = 1
+        self._latest: tuple[float, float, float] | None = None
+
+    @property
+    def stride(self) -> int:
+        """One sample in ``stride`` offered is kept."""
+        return self._stride
+
+    def add(self, t: float, x: float, y: float) -> None:
+        """Offer a sample; it is kept if it falls on the stride."""
+        offered, self._offered = self._offered, self._offered + 1
+        self._latest = (t, x, y)
+        if offered % self._stride:
+            return
+        if self._kept == len(self._rows):
+            half = self._kept // 2
+            self._rows[:half] = self._rows[: self._kept : 2].copy()
+            self._kept, self._stride = half, self._stride * 2
+            if offered % self._stride:
+                return
+        self._rows[self._kept] = (t, x, y)
+        self._kept += 1
+
+    @property
+    def rows(self) -> npt.NDArray[np.float64]:
+        """(n, 3) t, x, y of the samples kept, and the latest one offered at the end."""
+        kept: npt.NDArray[np.float64] = self._rows[: self._kept].copy()
+        latest = self._latest
+        if latest is None or (self._kept > 0 and float(kept[-1, 0]) == latest[0]):
+            return kept
+        return np.vstack([kept, np.array([latest])])
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[tuple[float, float, float]]:
+        for t, x, y in self.rows:
+            yield float(t), float(x), float(y)
 
 
 @dataclass
 class RunLog:
-    """The record of one run (times are simulated seconds)."""
+    """The record of one run (times are simulated seconds), bounded in memory."""
 
     world: WorldConfig
-    trajectory: list[tuple[float, float, float]] = field(default_factory=list)  # t, x, y
-    led_on: list[tuple[float, float, float]] = field(default_factory=list)  # t, x, y
+    trajectory: Track = field(default_factory=Track)  # robot 0
+    #: Where robot 0 was when its LED came on (the latest moments, thinned like a path).
+    led_on: Track = field(default_factory=Track)
+    #: How many times robot 0's LED came on.
+    led_switch_ons: int = 0
     board_falls: dict[int, float] = field(default_factory=dict)  # board index -> t
     metrics: dict[str, Any] = field(default_factory=dict)
-    #: Robots 1.. (up to MAX_DRAWN): robot -> [(t, x, y)].
-    others: dict[int, list[tuple[float, float, float]]] = field(default_factory=dict)
+    #: Robots 1.. (up to MAX_DRAWN): robot -> its track.
+    others: dict[int, Track] = field(default_factory=dict)
     _led_was_on: bool = False
 
     def sample_others(self, t: float, xs: Any, ys: Any) -> None:
         """Record robots 1.. (at most MAX_DRAWN in all) at time ``t``."""
         for robot in range(1, min(len(xs), MAX_DRAWN)):
-            self.others.setdefault(robot, []).append((t, float(xs[robot]), float(ys[robot])))
+            self.others.setdefault(robot, Track()).add(t, float(xs[robot]), float(ys[robot]))
 
     @property
-    def tracks(self) -> dict[int, list[tuple[float, float, float]]]:
+    def tracks(self) -> dict[int, Track]:
         """Every robot's trajectory kept, robot 0 first."""
         return {0: self.trajectory, **self.others}
 
@@ -52,9 +119,10 @@ class RunLog:
 
     def sample(self, t: float, x: float, y: float, led: bool, standing: list[bool]) -> None:
         """Record the robot's position, an LED switching on, boards that fell since last time."""
-        self.trajectory.append((t, x, y))
+        self.trajectory.add(t, x, y)
         if led and not self._led_was_on:
-            self.led_on.append((t, x, y))
+            self.led_on.add(t, x, y)
+            self.led_switch_ons += 1
         self._led_was_on = led
         for index, up in enumerate(standing):
             if not up and index not in self.board_falls:
@@ -67,7 +135,7 @@ def write_report(log: RunLog, folder: Path) -> tuple[Path, Path]:
     metrics_path = folder / "metrics.json"
     metrics = dict(log.metrics)
     metrics["board_fall_times_s"] = {str(k): round(v, 3) for k, v in sorted(log.board_falls.items())}
-    metrics["led_switch_ons"] = len(log.led_on)
+    metrics["led_switch_ons"] = log.led_switch_ons
     metrics_path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     picture_path = folder / "report.png"
     _draw(log, picture_path)
@@ -86,6 +154,12 @@ def _draw(log: RunLog, path: Path) -> None:
     ax.add_patch(
         Rectangle((-world.width / 2, -world.height / 2), world.width, world.height, fill=False, lw=2)
     )
+    for marking in world.markings:
+        line_x, line_y = marking_outline(marking)
+        # The tape as wide as it is (points per metre of the axes at this figure size).
+        points = marking.width * 7 * 72 * 0.8 / max(world.width, world.height)
+        shade = str(min(max(marking.reflectance, 0.0), 1.0))
+        ax.plot(line_x, line_y, color=shade, lw=max(points, 0.5), solid_capstyle="butt", zorder=0)
     for box in world.boxes:
         ax.add_patch(Polygon(rectangle_corners(box.x, box.y, box.width, box.depth, box.yaw), color="tan"))
     for index, board in enumerate(world.boards):
@@ -102,16 +176,18 @@ def _draw(log: RunLog, path: Path) -> None:
     ax.add_patch(Circle((world.light.x, world.light.y), 0.06, color="gold", zorder=3))
     colours = plt.get_cmap("tab10")
     for robot, track in log.tracks.items():
-        if not track:
+        rows = track.rows
+        if not len(rows):
             continue
-        xs, ys = [p[1] for p in track], [p[2] for p in track]
+        xs, ys = rows[:, 1], rows[:, 2]
         colour = colours(robot % 10)
         ax.plot(xs, ys, color=colour, lw=1, label=f"robot {robot}" if robot < 10 else None)
         ax.plot(xs[-1:], ys[-1:], "o", color=colour)
-    if log.led_on:
+    led = log.led_on.rows
+    if len(led):
         ax.plot(
-            [p[1] for p in log.led_on],
-            [p[2] for p in log.led_on],
+            led[:, 1],
+            led[:, 2],
             ".",
             color="limegreen",
             ms=4,

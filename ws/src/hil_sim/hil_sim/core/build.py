@@ -1,21 +1,22 @@
 """Build a :class:`~hil_sim.core.simulation.Simulation` from the shipped data files.
 
-The sensor tables and the motor driver's truth table come from the device library
-of hil_bridge (the same files the bridge and the robot side read), the world from a
-YAML file (``worlds/*.yaml``), so no model constant is written twice.
+The robots are :class:`~hil_sim.core.robot_model.RobotModel` s (the demo robot's
+sensor tables come from the device library of hil_bridge, the same files the bridge
+and the robot side read), the world from a YAML file (``worlds/*.yaml``), so no model
+constant is written twice.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hil_bridge.core.defaults import device_library
-from hil_bridge.core.devices import DeviceConfig
-from hil_bridge.core.paths import share_dir
-from hil_sim.core.motor import DriverTable
-from hil_sim.core.sensors import PhotoresistorModel, SharpIrModel
+from hil_common.core.paths import share_dir
+from hil_devices.core.defaults import device_library
+from hil_devices.core.devices import DeviceConfig
+from hil_sim.core.robot_model import RobotModel, demo_robot
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose, WorldConfig, in_arena, load_world
 from hil_sim.errors import HilSimError
@@ -71,30 +72,25 @@ def build_simulation(
     world: WorldConfig | str | Path | None = None,
     *,
     library: dict[str, DeviceConfig] | None = None,
-    robots: int = 1,
+    models: RobotModel | Sequence[RobotModel] | None = None,
+    robots: int | None = None,
     spacing: float = 0.0,
     **options: Any,
 ) -> Simulation:
-    """A simulation of the demo robot in ``world`` (a config, a YAML path, or the demo).
+    """A simulation of ``models`` (default: the demo robot) in ``world`` (a config, a YAML path, or the demo).
+
+    Robots stand on a grid around the world's start (:func:`grid_starts`).
 
     Raises:
-        HilSimError: a world or device file is invalid (the message names it).
+        HilSimError: a world or device file is invalid (the message names it), or the
+            robots do not fit the arena.
     """
     if not isinstance(world, WorldConfig):
         world = load_world(world_path(world or ""))
-    library = library if library is not None else device_library()
-    for name in ("sharp_ir", "photoresistor", "dc_motor"):
-        if name not in library:
-            raise HilSimError(f"device library has no {name!r} config (needed by the robot model)")
-    starts = grid_starts(world.start, robots, spacing)
+    if models is None:
+        models = demo_robot(library if library is not None else device_library())
+    count = robots if robots is not None else 1 if isinstance(models, RobotModel) else len(models)
+    starts = grid_starts(world.start, count, spacing)
     if not all(in_arena(world, p.x, p.y) for p in starts):
-        raise HilSimError(f"{robots} robots at spacing {spacing:g} m do not fit the {world.width:g} m arena")
-    return Simulation(
-        world,
-        ir=SharpIrModel.from_table(library["sharp_ir"].table),
-        photoresistor=PhotoresistorModel.from_table(library["photoresistor"].table),
-        driver=DriverTable.from_device_table(library["dc_motor"].table),
-        robots=robots,
-        starts=starts,
-        **options,
-    )
+        raise HilSimError(f"{count} robots at spacing {spacing:g} m do not fit the {world.width:g} m arena")
+    return Simulation(world, models=models, robots=count, starts=starts, **options)

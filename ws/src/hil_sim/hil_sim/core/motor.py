@@ -1,4 +1,4 @@
-"""DC motor behind an L298-style H-bridge: electrical and mechanical model.
+"""DC motor behind an H-bridge: electrical and mechanical model.
 
 Per motor (vectorised over any array shape):
 
@@ -9,12 +9,11 @@ with ``w`` the motor shaft speed (rad/s), ``J`` the rotor inertia plus the load
 reflected through the gearbox, ``b`` viscous and ``Tc`` Coulomb friction (which also
 holds a motor at rest whose torque cannot overcome it).
 
-The driver gives the voltage from its pins, as the table in ``dc_motor.json`` says:
-enable 0 lets the motor coast (open circuit: no current flows, the motor only slows
-by friction); with enable > 0 the A/B levels select forward (+supply), back (-supply)
-or brake (terminals shorted: V = 0 with the circuit closed, so back-EMF current
-brakes the motor), and the enable duty scales the voltage (PWM averaged over its
-period; the off-phase is treated as the same closed circuit).
+The motor driver (a device kind of :mod:`hil_sim.core.devices`: L298N, TB6612FNG...)
+gives the terminal voltage from its pins, averaged over a PWM period, and whether the
+bridge is closed: an open bridge lets the motor coast (no current flows, the motor
+only slows by friction); a closed one at 0 V brakes it (terminals shorted, back-EMF
+current flows).
 
 Integration over a step of ``dt``: the current is advanced exactly for the speed at
 the start of the step (the electrical time constant, ~0.3 ms, is shorter than a 1 ms
@@ -34,8 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -44,51 +42,8 @@ from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
 
-#: Enable duty that means always on (the dc_motor device config's enable range).
+#: PWM duty that means always on (the device library's PWM signals: 0..1024).
 ENABLE_FULL = 1024.0
-
-
-class Bridge(IntEnum):
-    """H-bridge state of one motor channel."""
-
-    COAST = 0
-    FORWARD = 1
-    BACK = 2
-    BRAKE = 3
-
-
-@dataclass(frozen=True)
-class DriverTable:
-    """Bridge state for each A,B level pair when enable > 0; coast when enable is 0."""
-
-    by_a_b: tuple[Bridge, Bridge, Bridge, Bridge]  # index a * 2 + b
-
-    @classmethod
-    def from_device_table(cls, table: dict[str, Any]) -> DriverTable:
-        """Read the ``table`` of the dc_motor device config.
-
-        Raises:
-            HilSimError: a missing or unknown entry.
-        """
-        if table.get("when_enable_is_0") != "coast":
-            raise HilSimError("dc_motor table: when_enable_is_0 must be 'coast'")
-        rows = table.get("by_a_b")
-        if not isinstance(rows, dict):
-            raise HilSimError("dc_motor table: by_a_b: expected a mapping of 'a,b' to a state")
-        states = []
-        for key in ("0,0", "0,1", "1,0", "1,1"):
-            name = rows.get(key)
-            try:
-                states.append(Bridge[str(name).upper()])
-            except KeyError:
-                raise HilSimError(
-                    f"dc_motor table: by_a_b[{key!r}]: {name!r} is not forward|back|brake|coast"
-                ) from None
-        return cls((states[0], states[1], states[2], states[3]))
-
-
-#: The L298 truth table (also what config/devices/dc_motor.json ships).
-L298 = DriverTable((Bridge.BRAKE, Bridge.BACK, Bridge.FORWARD, Bridge.BRAKE))
 
 
 @dataclass(frozen=True)
@@ -144,21 +99,6 @@ class MotorParams:
         )
         first, second = np.linalg.eigvals(system)
         return complex(first), complex(second)
-
-
-def bridge_state(enable: Array, a: Array, b: Array, table: DriverTable = L298) -> npt.NDArray[np.int64]:
-    """Bridge state per motor from its pin values (enable 0..1024, a and b 0/1)."""
-    lookup = np.array([int(s) for s in table.by_a_b])
-    index = (np.asarray(a) > 0.5).astype(np.int64) * 2 + (np.asarray(b) > 0.5).astype(np.int64)
-    return np.where(np.asarray(enable) > 0, lookup[index], int(Bridge.COAST))
-
-
-def bridge_voltage(state: npt.NDArray[np.int64], enable: Array, supply: float) -> Array:
-    """Averaged terminal voltage for each bridge state and enable duty."""
-    duty: Array = np.clip(np.asarray(enable, dtype=float), 0.0, ENABLE_FULL) / ENABLE_FULL
-    sign: Array = np.select([state == Bridge.FORWARD, state == Bridge.BACK], [1.0, -1.0], 0.0)
-    voltage: Array = sign * duty * supply
-    return voltage
 
 
 class _Block(NamedTuple):
@@ -330,3 +270,95 @@ class MotorBank:
     def torque(self) -> Array:
         """Motor-shaft torque (N m) from the present current."""
         return self.params.kt * self.current
+
+
+class MotorGroups:
+    """The (N, 2) motors of robots of several models: one :class:`MotorBank` per model.
+
+    The same interface as a bank; :attr:`speed` and :attr:`current` hold every robot's.
+    Each call hands the rows of each group to its bank and takes its state back.
+    """
+
+    def __init__(self, banks: list[tuple[npt.NDArray[np.intp], MotorBank]], robots: int) -> None:
+        self.banks = banks
+        self.dt = banks[0][1].dt
+        self.current: Array = np.zeros((robots, 2))
+        self.speed: Array = np.zeros((robots, 2))
+        self._group = np.zeros(robots, dtype=np.intp)
+        self._local = np.zeros(robots, dtype=np.intp)
+        for group, (rows, _) in enumerate(banks):
+            self._group[rows] = group
+            self._local[rows] = np.arange(len(rows))
+
+    def _lend(self, rows: npt.NDArray[np.intp], bank: MotorBank) -> None:
+        bank.current, bank.speed = self.current[rows], self.speed[rows]
+
+    def _take(self, rows: npt.NDArray[np.intp], bank: MotorBank) -> None:
+        self.current[rows], self.speed[rows] = bank.current, bank.speed
+
+    def step(
+        self, voltage: Array, closed: npt.NDArray[np.bool_], rows: npt.NDArray[np.intp] | None = None
+    ) -> None:
+        """:meth:`MotorBank.step` of every robot (or of ``rows``)."""
+        for group, (members, bank) in enumerate(self.banks):
+            self._lend(members, bank)
+            local = None if rows is None else self._local[rows[self._group[rows] == group]]
+            if local is None or local.size:
+                bank.step(voltage[members], closed[members], local)
+            self._take(members, bank)
+
+    def step_current(
+        self, voltage: Array, closed: npt.NDArray[np.bool_], rows: npt.NDArray[np.intp] | None = None
+    ) -> Array:
+        """:meth:`MotorBank.step_current` of every robot (or of ``rows``)."""
+        current = self.current.copy()
+        for members, bank in self.banks:
+            self._lend(members, bank)
+            current[members] = bank.step_current(voltage[members], closed[members])
+        result: Array = current if rows is None else current[rows]
+        return result
+
+    def current_map(self, voltage: Array, closed: npt.NDArray[np.bool_]) -> tuple[Array, Array, Array]:
+        """:meth:`MotorBank.current_map` of every robot."""
+        a, b, c = np.zeros_like(voltage), np.zeros_like(voltage), np.zeros_like(voltage)
+        for members, bank in self.banks:
+            a[members], b[members], c[members] = bank.current_map(voltage[members], closed[members])
+        return a, b, c
+
+    def advance(
+        self, voltage: Array, closed: npt.NDArray[np.bool_], steps: int
+    ) -> tuple[Array, npt.NDArray[np.bool_]]:
+        """:meth:`MotorBank.advance` of every robot."""
+        speeds = np.zeros((*self.speed.shape, steps))
+        exact = np.zeros(self.speed.shape, dtype=bool)
+        for members, bank in self.banks:
+            self._lend(members, bank)
+            speeds[members], exact[members] = bank.advance(voltage[members], closed[members], steps)
+            self._take(members, bank)
+        return speeds, exact
+
+    def torque(self) -> Array:
+        """Motor-shaft torque (N m) from the present current."""
+        torque = np.zeros_like(self.current)
+        for members, bank in self.banks:
+            torque[members] = bank.params.kt * self.current[members]
+        return torque
+
+
+def motor_banks(
+    groups: list[tuple[npt.NDArray[np.intp], MotorParams, float]], robots: int, *, dt: float
+) -> MotorBank | MotorGroups:
+    """The motors of ``robots`` robots: (rows, motor, load inertia) per group of one model.
+
+    One group is one plain :class:`MotorBank`.
+    """
+    if len(groups) == 1:
+        _, params, load = groups[0]
+        return MotorBank(params, (robots, 2), load_inertia=load, dt=dt)
+    return MotorGroups(
+        [
+            (rows, MotorBank(params, (len(rows), 2), load_inertia=load, dt=dt))
+            for rows, params, load in groups
+        ],
+        robots,
+    )

@@ -2,9 +2,11 @@
 
 The model is put together with MuJoCo's own parsers and ``MjSpec``:
 
-* the robot from its URDF (hil_bringup's ``urdf/hil_robot.urdf``: collision shapes,
-  masses and inertias, wheel joints; one source for the robot's geometry and mass),
-  once per robot on a free joint; the wheels' joints carry the motors' rotor inertia,
+* each robot from its URDF (its model's ``urdf``, or the one generated from its model
+  by :mod:`hil_sim.core.robot_urdf`: collision shapes, masses and inertias, wheel
+  joints; one source for the robot's geometry and mass; servos are fixed there, the
+  simulation turns what rides on them), once per robot on a free joint, robots of
+  different models side by side; the wheels' joints carry the motors' rotor inertia,
   viscous and Coulomb friction reflected through the gearbox (``armature``,
   ``damping``, ``frictionloss``), and a motor actuator each;
 * the world from the world YAML (:mod:`hil_sim.core.world`): a floor with the world's
@@ -21,8 +23,8 @@ caster, the robot's mass, contacts with walls, boxes and boards, boards toppling
 Bumpers: the body disc finds contacts ``bumper_travel`` before it touches (a contact
 ``gap``: found, not yet acting), and every step those contacts are reported with their
 bearing. A board counts as down once tilted past :data:`BOARD_DOWN_TILT`.
-Range sensors: ``mj_multiRay`` from each ranger's mount, in the body frame, seeing
-everything but the robots. MuJoCo has no randomness of its own: a run is a function
+Range sensors: ``mj_multiRay`` from each ranger's mount (where a servo has turned it),
+in the body frame, seeing everything but the robots. MuJoCo has no randomness of its own: a run is a function
 of its inputs, and the sensors' noise comes seeded from the simulation as with
 ``native``.
 """
@@ -30,6 +32,7 @@ of its inputs, and the sensors' noise comes seeded from the simulation as with
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 import mujoco  # type: ignore[import-untyped]
 import numpy as np
 
-from hil_bridge.core.paths import share_dir
-from hil_sim.core.motor import MotorBank
-from hil_sim.core.physics import Array, BoolArray, IndexArray, Rays, Touch
+from hil_sim.core.physics_types import Array, BoolArray, IndexArray, Rays, Touch
+from hil_sim.core.robot_arrays import RobotArrays
+from hil_sim.core.robot_urdf import robot_urdf
 from hil_sim.core.world import (
     BOX_HEIGHT,
     CASTER_FRICTION,
@@ -52,7 +55,9 @@ from hil_sim.core.world import (
 from hil_sim.errors import HilSimError
 
 if TYPE_CHECKING:
-    from hil_sim.core.simulation import RobotParams
+    from collections.abc import Sequence
+
+    from hil_sim.core.robot_model import RobotModel
 
 #: A board tilted further than this (rad) from upright is down.
 BOARD_DOWN_TILT = math.radians(60.0)
@@ -75,21 +80,30 @@ _FOUND_DIST_POS = (
 _SLOT = 5
 #: Contacts this low (m) are with the floor (a tipped robot's disc), which no bumper feels.
 FLOOR_CONTACT_Z = 0.01
-#: The ball caster's sliding friction (it rolls).
+#: MuJoCo's warnings, each of which leaves its state unusable: a bad qpos, qvel or qacc
+#: (MuJoCo then resets the data and runs on: the robots back at their starts, looking
+#: pinned), a bad control, a singular inertia, contacts or constraints dropped for want
+#: of memory. Any of them stops the run (:meth:`MujocoPhysics.advance`).
+WARNINGS = tuple(mujoco.mjtWarning(k) for k in range(int(mujoco.mjtWarning.mjNWARNING)))
+#: Warnings whose info is a degree of freedom (named in the message by its body).
+_DOF_WARNINGS = frozenset(
+    {mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_INERTIA}
+)
 #: The links of the robot's URDF the backend needs.
 BASE, WHEELS, CASTER = "base_link", ("left_wheel", "right_wheel"), "caster"
 
 
-def default_urdf() -> Path:
-    """hil_bringup's robot URDF (the robot_description of every run).
+def _print_warning(message: str) -> None:
+    """MuJoCo's warnings to stderr, and nowhere else.
 
-    Raises:
-        HilSimError: hil_bringup is not installed.
+    Its own handler would also append each one to ``MUJOCO_LOG.TXT`` in the working
+    folder (a user's folder, or the repository's in a test). The ones that matter to a
+    run are read from MuJoCo's counters and stop it (:meth:`MujocoPhysics.advance`).
     """
-    try:
-        return share_dir("hil_bringup") / "urdf" / "hil_robot.urdf"
-    except Exception as exc:  # whatever the lookup raises, say what is missing
-        raise HilSimError(f"physics mujoco needs the robot URDF: hil_bringup not found ({exc})") from exc
+    print(f"MuJoCo warning: {message}", file=sys.stderr)
+
+
+mujoco.set_mju_user_warning(_print_warning)
 
 
 def _load(path: str | Path, what: str) -> Any:
@@ -100,6 +114,17 @@ def _load(path: str | Path, what: str) -> Any:
         return mujoco.MjSpec.from_file(str(path))
     except ValueError as exc:
         raise HilSimError(f"{path}: bad {what}: {' '.join(str(exc).split())}") from exc
+
+
+def robot_spec(model: RobotModel) -> tuple[Any, str]:
+    """The MjSpec of a robot model (its URDF file, or the generated one) and what to call it."""
+    if model.urdf:
+        return _load(model.urdf, "robot URDF"), model.urdf
+    source = f"robot {model.name}'s generated URDF"
+    try:
+        return mujoco.MjSpec.from_string(robot_urdf(model, servo_joints=False)), source
+    except ValueError as exc:
+        raise HilSimError(f"{source}: bad robot URDF: {' '.join(str(exc).split())}") from exc
 
 
 def _compile(spec: Any, sources: str) -> Any:
@@ -227,17 +252,17 @@ class MujocoPhysics:
     def __init__(
         self,
         world: WorldConfig,
-        robot: RobotParams,
+        models: Sequence[RobotModel],
         *,
         starts: list[Pose],
         dt: float,
-        urdf: str | Path | None = None,
     ) -> None:
-        self.robot = robot
+        self.robots = RobotArrays(models)
         self.starts = starts
         self.dt = dt
         self.count = n = len(starts)
-        urdf = Path(urdf) if urdf else default_urdf()
+        specs = {id(model): robot_spec(model) for _, model in self.robots.groups}
+        urdf = ", ".join(source for _, source in specs.values())
         if world.mjcf:
             spec = _load(world.mjcf, "MJCF world")
             spec.option.timestep = dt
@@ -266,12 +291,11 @@ class MujocoPhysics:
         for geom in spec.geoms:
             if geom.type == mujoco.mjtGeom.mjGEOM_PLANE:
                 geom.priority = 1  # the floor's friction, whatever the wheels say
-        robot_spec = _load(urdf, "robot URDF")
-        self._attach_robots(spec, robot_spec, urdf)
+        self._attach_robots(spec, specs)
         self.model = _compile(spec, sources)
         self.data = mujoco.MjData(self.model)
         mujoco.mj_forward(self.model, self.data)
-        self._index(n, urdf)
+        self._index(n)
         if world.mjcf:
             self._board_ids, boards = _boards_of_mjcf(self.model, self.data, world.mjcf)
             world = replace(world, boards=boards)
@@ -282,20 +306,24 @@ class MujocoPhysics:
         # Each board's local axis that points up as it stands.
         rotations = self.data.xmat[self._board_ids].reshape(-1, 3, 3)
         self._board_up = rotations[:, 2, :]  # R^T e_z
-        self._torque_gain = robot.motor.gear_ratio * robot.motor.kt
-        self._ray_groups: dict[int, list[tuple[Array, Array, IndexArray]]] = {}
+        self._gear = self.robots.gear[:, None]
+        self._torque_gain = self._gear * self.robots.kt[:, None]
+        self._ray_groups: dict[int, tuple[Rays, list[tuple[Array, Array, IndexArray]]]] = {}
         self.reset()
 
     # --- building -------------------------------------------------------------------
 
-    def _attach_robots(self, spec: Any, robot_spec: Any, urdf: Path) -> None:
-        """One copy of the URDF's robot per start pose, on a free joint, with its motors."""
-        for link in (BASE, *WHEELS, CASTER):
-            found = robot_spec.body(link)
-            if found is None or not list(found.geoms):
-                raise HilSimError(f"{urdf}: link {link!r}: missing, or without a <collision> shape")
-        motor, gear = self.robot.motor, self.robot.motor.gear_ratio
+    def _attach_robots(self, spec: Any, specs: dict[int, tuple[Any, str]]) -> None:
+        """One copy of its URDF's robot per start pose, on a free joint, with its motors."""
+        for robot_spec, urdf in specs.values():
+            for link in (BASE, *WHEELS, CASTER):
+                found = robot_spec.body(link)
+                if found is None or not list(found.geoms):
+                    raise HilSimError(f"{urdf}: link {link!r}: missing, or without a <collision> shape")
         for index, start in enumerate(self.starts):
+            model = self.robots.models[index]
+            robot_spec, urdf = specs[id(model)]
+            motor, gear = model.motor, model.motor.gear_ratio
             prefix = f"robot_{index}/"
             frame = spec.worldbody.add_frame(pos=[start.x, start.y, 0.0], quat=_yaw_quat(start.yaw))
             # Attaching moves the body out of its spec: each robot gets a copy.
@@ -311,7 +339,7 @@ class MujocoPhysics:
             # a contact sensor hands the nearest ones over without a look at the rest.
             bumper = next(iter(base.geoms))
             bumper.name = f"{prefix}bumper"
-            bumper.margin, bumper.gap = 0.0, self.robot.bumper_travel  # found within margin + gap
+            bumper.margin, bumper.gap = 0.0, model.body.bumper_travel  # found within margin + gap
             bumper.contype = BODY_BIT
             sensor = spec.add_sensor(
                 name=f"{prefix}bumper",
@@ -341,7 +369,7 @@ class MujocoPhysics:
                     ctrllimited=0,
                 )
 
-    def _index(self, n: int, urdf: Path) -> None:
+    def _index(self, n: int) -> None:
         """Addresses of the robots' state in qpos/qvel/ctrl, and which geoms are bumpers."""
         m = self.model
         self._base = np.array([m.body(f"robot_{i}/{BASE}").id for i in range(n)])
@@ -364,7 +392,7 @@ class MujocoPhysics:
         """Robots at their starts at rest, motors off, boards standing."""
         mujoco.mj_resetData(self.model, self.data)
         mujoco.mj_forward(self.model, self.data)
-        self.motors = MotorBank(self.robot.motor, (self.count, 2), dt=self.dt)
+        self.motors = self.robots.motors(self.dt, loaded=False)
         self.boards.reset()
         self._read_state()
 
@@ -390,7 +418,7 @@ class MujocoPhysics:
         self.v = vel[:, 0] * np.cos(self.yaw) + vel[:, 1] * np.sin(self.yaw)
         self.w = vel[:, 5].copy()  # about the body's z, which stays (nearly) upright
         self.wheel_angle = d.qpos[self._wheel_qpos]
-        self.motors.speed = d.qvel[self._wheel_qvel] * self.robot.motor.gear_ratio
+        self.motors.speed = d.qvel[self._wheel_qvel] * self._gear
         if self._board_ids:
             rotations = d.xmat[self._board_ids].reshape(-1, 3, 3)
             up = np.einsum("bij,bj->bi", rotations, self._board_up)[:, 2]
@@ -401,7 +429,7 @@ class MujocoPhysics:
     def advance(self, steps: int, voltage: Array, closed: BoolArray, start: float, touch: Touch) -> None:
         """``steps`` MuJoCo steps, the motors' torques from their electrical model each step."""
         m, d, motors = self.model, self.data, self.motors
-        gear, gain = self.robot.motor.gear_ratio, self._torque_gain
+        gear, gain = self._gear, self._torque_gain
         ctrl, wheel_qvel, found = self._ctrl, self._wheel_qvel, self._bumper
         # The electrical step at the wheel speed MuJoCo has now; its coefficients hold for
         # the block (the voltages do), and the speed goes in at the wheel.
@@ -415,14 +443,38 @@ class MujocoPhysics:
             if d.sensordata[found].any():
                 self._touched(start + (step + 1) * self.dt, touch)
         motors.current = current
+        self._check_warnings(start + steps * self.dt)
         self._read_state()
+
+    def _check_warnings(self, now: float) -> None:
+        """Stop on any of MuJoCo's :data:`WARNINGS` in the steps just taken.
+
+        Raises:
+            HilSimError: naming the world, the time and MuJoCo's warning.
+        """
+        for kind in WARNINGS:
+            stat = self.data.warning[kind]
+            if not stat.number:
+                continue
+            text = mujoco.mju_warningText(kind, stat.lastinfo).rstrip(".")
+            if kind in _DOF_WARNINGS and 0 <= stat.lastinfo < self.model.nv:
+                body = self.model.body(self.model.dof_bodyid[stat.lastinfo]).name
+                text += f"; DOF {stat.lastinfo} moves body {body!r}"
+            world = f"world {self.world.source}" if self.world.source else "the world"
+            if self.world.mjcf:
+                world += f" (MJCF {self.world.mjcf})"
+            raise HilSimError(
+                f"{world}: the physics went numerically unstable by t = {now:.3f} s: MuJoCo: {text}. "
+                "MuJoCo would reset the world and run on, so the run stops here; look for an extreme "
+                "mass, inertia, stiffness, force or friction in the world"
+            )
 
     def _touched(self, now: float, touch: Touch) -> None:
         """Report the bumpers' contacts within ``bumper_travel`` (the floor's aside)."""
-        d, travel = self.data, self.robot.bumper_travel
+        d = self.data
         robots, bearings = [], []
         for robot, adr in enumerate(self._bumper):
-            base = self._base[robot]
+            base, travel = self._base[robot], self.robots.bumper_travel[robot]
             heading = math.atan2(d.xmat[base, 3], d.xmat[base, 0])
             for slot in range(min(int(d.sensordata[adr]), BUMPER_CONTACTS)):
                 _, dist, x, y, z = d.sensordata[adr + slot * _SLOT : adr + (slot + 1) * _SLOT]
@@ -434,22 +486,26 @@ class MujocoPhysics:
 
     # --- sensors --------------------------------------------------------------------------
 
-    def cast(self, rays: Rays, max_range: float) -> Array:
-        """(N, R) distances along the body-frame rays, by ``mj_multiRay`` from each mount."""
-        groups = self._ray_groups.get(id(rays))
-        if groups is None:
-            groups = []
-            origins = np.stack([rays.x, rays.y, rays.z], axis=1)
-            for origin in np.unique(origins, axis=0):
-                members = np.flatnonzero((origins == origin).all(axis=1))
-                angle = rays.angle[members]
-                directions = np.stack([np.cos(angle), np.sin(angle), np.zeros_like(angle)], axis=1)
-                groups.append((origin, directions, members))
-            self._ray_groups[id(rays)] = groups
+    def cast(self, rays: Rays, max_range: float, rows: IndexArray | slice = slice(None)) -> Array:
+        """(n, R) distances along the body-frame rays of robots ``rows``: ``mj_multiRay`` from each mount."""
+        robots = np.arange(self.count)[rows]
+        if rays.x.ndim == 1:
+            # Rays fixed on the body: grouped by origin once (the same Rays object each sample).
+            cached = self._ray_groups.get(id(rays))
+            if cached is None or cached[0] is not rays:
+                cached = (rays, _ray_groups(rays.x, rays.y, rays.z, rays.angle))
+                self._ray_groups[id(rays)] = cached
+            fixed = cached[1]
         m, d = self.model, self.data
-        hits = np.full((self.count, len(rays.x)), max_range)
-        for robot, body in enumerate(self._base):
+        hits = np.full((len(robots), rays.x.shape[-1]), max_range)
+        for row, robot in enumerate(robots):
+            body = self._base[robot]
             rotation = d.xmat[body].reshape(3, 3)
+            groups = (
+                fixed
+                if rays.x.ndim == 1
+                else _ray_groups(rays.x[row], rays.y[row], rays.z[row], rays.angle[row])
+            )
             for origin, directions, members in groups:
                 count = len(members)
                 geomid = np.zeros(count, dtype=np.int32)
@@ -468,5 +524,17 @@ class MujocoPhysics:
                     count,
                     max_range,
                 )
-                hits[robot, members] = np.where(dist < 0, max_range, np.minimum(dist, max_range))
+                hits[row, members] = np.where(dist < 0, max_range, np.minimum(dist, max_range))
         return hits
+
+
+def _ray_groups(x: Array, y: Array, z: Array, angle: Array) -> list[tuple[Array, Array, IndexArray]]:
+    """Rays of one robot grouped by origin: (origin, unit directions, which rays)."""
+    groups = []
+    origins = np.stack([x, y, z], axis=1)
+    for origin in np.unique(origins, axis=0):
+        members = np.flatnonzero((origins == origin).all(axis=1))
+        turn = angle[members]
+        directions = np.stack([np.cos(turn), np.sin(turn), np.zeros_like(turn)], axis=1)
+        groups.append((origin, directions, members))
+    return groups

@@ -1,10 +1,10 @@
 """Physics backends: what moves the robots, what they touch, what their rays hit.
 
 :class:`~hil_sim.core.simulation.Simulation` keeps everything that is the same
-whatever engine moves the bodies: the MCU pins through the L298 table to motor
-voltages, the motors' electrical model, the bumper switches' sectors and hold, the
-sensors' error models and noise, time and sampling. A backend does the rest, behind
-:class:`PhysicsBackend`:
+whatever engine moves the bodies: the devices (motor drivers to motor voltages, the
+bumper switches' sectors and hold, the sensors' error models and noise), time and
+sampling. A backend does the rest for robots of any models (each robot's body and
+motor parameters its own), behind :class:`PhysicsBackend`:
 
 * ``advance(steps, voltage, closed, start, touch)``: ``steps`` physics steps with the
   motors' terminal voltages (``closed`` False: the bridge is open, the motor coasts),
@@ -12,7 +12,8 @@ sensors' error models and noise, time and sampling. A backend does the rest, beh
   the contact in the body frame; the simulation turns it into bumper switches);
 * the robots' state: ``x``, ``y``, ``yaw``, ``v``, ``w`` (N,) and ``wheel_angle`` (N, 2),
   and the motors (:class:`~hil_sim.core.motor.MotorBank`: current and shaft speed);
-* ``cast(rays, max_range)``: the range sensors' cone rays, fixed in the body frame;
+* ``cast(rays, max_range, rows)``: the range sensors' rays, in the body frame (the same
+  for every robot, or per robot: a ranger on a servo), of all robots or of ``rows``;
 * ``boards``: which boards stand (:class:`BoardStates`);
 * ``reset()`` and ``teleport(index, pose)``.
 
@@ -25,117 +26,42 @@ picks one by name.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
-from hil_sim.core.motor import MotorBank
+from hil_sim.core.physics_types import Array, BoolArray, IndexArray, PhysicsBackend, Rays, Touch
+from hil_sim.core.robot_arrays import RobotArrays
 from hil_sim.core.world import Pose, WorldConfig, WorldGeometry
 from hil_sim.errors import HilSimError
 
 if TYPE_CHECKING:
-    from hil_sim.core.simulation import RobotParams
+    from hil_sim.core.robot_model import RobotModel
 
-Array = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
-IndexArray = npt.NDArray[np.intp]
 LEFT, RIGHT = 0, 1
 #: Backend names, the default first.
 BACKENDS = ("native", "mujoco")
 #: Penetration (m) below which a contact counts as resolved.
 CONTACT_TOLERANCE = 1e-9
 
-#: ``touch(robots, bearings, time)``: robots touched something at ``time`` (s), at
-#: ``bearings`` (rad, body frame, counter-clockwise from straight ahead).
-Touch = Callable[[IndexArray, Array, float], None]
-
-
-@dataclass(frozen=True)
-class Rays:
-    """Ray origins (m) and directions (rad about z) in the body frame, one entry per ray."""
-
-    x: Array
-    y: Array
-    z: Array
-    angle: Array
-
-
-class BoardStates(Protocol):
-    """Which boards stand (index as in :attr:`WorldConfig.boards`)."""
-
-    @property
-    def standing(self) -> BoolArray:
-        """(B,) True while a board stands."""
-        ...
-
-    @property
-    def boards_down(self) -> int:
-        """How many boards are down."""
-        ...
-
-    def reset(self) -> None:
-        """Every board up again."""
-        ...
-
-
-class PhysicsBackend(Protocol):
-    """A rigid-body engine for :class:`~hil_sim.core.simulation.Simulation`."""
-
-    name: str
-    #: The world as the backend has it (an MJCF world's boards filled in).
-    world: WorldConfig
-    x: Array
-    y: Array
-    yaw: Array
-    v: Array
-    w: Array
-    wheel_angle: Array
-    motors: MotorBank
-
-    @property
-    def boards(self) -> BoardStates:
-        """Which boards stand."""
-        ...
-
-    def reset(self) -> None:
-        """Robots at their starts at rest, motors off, boards standing."""
-        ...
-
-    def teleport(self, index: int, pose: Pose) -> None:
-        """Robot ``index`` at ``pose``, at rest (the pose is already checked)."""
-        ...
-
-    def advance(self, steps: int, voltage: Array, closed: BoolArray, start: float, touch: Touch) -> None:
-        """``steps`` physics steps from time ``start`` with these motor voltages (N, 2)."""
-        ...
-
-    def cast(self, rays: Rays, max_range: float) -> Array:
-        """(N, R) distance along each ray to the first solid thing, ``max_range`` if none."""
-        ...
-
 
 def make_backend(
     name: str,
     world: WorldConfig,
-    robot: RobotParams,
+    models: Sequence[RobotModel],
     *,
     starts: list[Pose],
     dt: float,
-    urdf: str | Path | None = None,
 ) -> PhysicsBackend:
     """The backend called ``name`` for this world and these robots.
 
     Args:
         name: one of :data:`BACKENDS`.
         world: the world (mujoco: made into MJCF, or its ``mjcf`` file).
-        robot: the robot's parameters (motors, bumper travel).
+        models: each robot's model (body, motors, bumper travel; mujoco: its URDF).
         starts: one start pose per robot.
         dt: the physics step (s).
-        urdf: mujoco: the robot's URDF; None: hil_bringup's ``urdf/hil_robot.urdf``.
 
     Raises:
         HilSimError: an unknown backend (naming the choices), or a bad robot or world file.
@@ -143,18 +69,22 @@ def make_backend(
     if name == "native":
         if world.mjcf:
             raise HilSimError(f"MJCF world {world.mjcf}: only physics 'mujoco' reads MJCF worlds")
-        return NativePhysics(world, robot, starts=starts, dt=dt)
+        return NativePhysics(world, models, starts=starts, dt=dt)
     if name == "mujoco":
         from hil_sim.core.mujoco_physics import MujocoPhysics  # noqa: PLC0415 - optional engine
 
-        return MujocoPhysics(world, robot, starts=starts, dt=dt, urdf=urdf)
+        return MujocoPhysics(world, models, starts=starts, dt=dt)
     raise HilSimError(f"physics = {name!r} is not a backend (choices: {', '.join(BACKENDS)})")
 
 
-def body_speeds(robot: RobotParams, wheel: Array) -> tuple[Array, Array]:
-    """Forward and turn speed (m/s, rad/s) from wheel speeds (rad/s, [..., 2, ...] left, right)."""
-    v = robot.wheel_radius * (wheel[:, LEFT] + wheel[:, RIGHT]) / 2
-    w = robot.wheel_radius * (wheel[:, RIGHT] - wheel[:, LEFT]) / robot.wheel_base
+def body_speeds(radius: Array, base: Array, wheel: Array) -> tuple[Array, Array]:
+    """Forward and turn speed (m/s, rad/s) from wheel speeds (rad/s, [:, 2, ...] left, right).
+
+    ``radius`` and ``base`` (m) are each robot's wheel radius and wheel base, shaped to
+    broadcast against ``wheel[:, LEFT]``.
+    """
+    v = radius * (wheel[:, LEFT] + wheel[:, RIGHT]) / 2
+    w = radius * (wheel[:, RIGHT] - wheel[:, LEFT]) / base
     return v, w
 
 
@@ -175,9 +105,11 @@ class NativePhysics:
 
     name = "native"
 
-    def __init__(self, world: WorldConfig, robot: RobotParams, *, starts: list[Pose], dt: float) -> None:
+    def __init__(
+        self, world: WorldConfig, models: Sequence[RobotModel], *, starts: list[Pose], dt: float
+    ) -> None:
         self.world = world
-        self.robot = robot
+        self.robots = RobotArrays(models)
         self.starts = starts
         self.dt = dt
         self.boards = self.geometry = WorldGeometry(world)
@@ -192,7 +124,7 @@ class NativePhysics:
         self.v = np.zeros(n)
         self.w = np.zeros(n)
         self.wheel_angle = np.zeros((n, 2))
-        self.motors = MotorBank(self.robot.motor, (n, 2), load_inertia=self.robot.load_inertia, dt=self.dt)
+        self.motors = self.robots.motors(self.dt, loaded=True)
         self._clearance = np.full(n, -1.0)  # unknown: check collisions on the next step
         self.geometry.reset()
 
@@ -204,12 +136,13 @@ class NativePhysics:
         self.motors.current[index] = 0.0
         self._clearance[index] = -1.0
 
-    def cast(self, rays: Rays, max_range: float) -> Array:
-        """(N, R) distances along the body-frame rays (the plane ignores their height)."""
-        c, s = np.cos(self.yaw)[:, None], np.sin(self.yaw)[:, None]
-        ox = self.x[:, None] + c * rays.x - s * rays.y
-        oy = self.y[:, None] + s * rays.x + c * rays.y
-        angle = self.yaw[:, None] + rays.angle
+    def cast(self, rays: Rays, max_range: float, rows: IndexArray | slice = slice(None)) -> Array:
+        """(n, R) distances along the body-frame rays of robots ``rows`` (the plane ignores their height)."""
+        yaw = self.yaw[rows]
+        c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+        ox = self.x[rows][:, None] + c * rays.x - s * rays.y
+        oy = self.y[rows][:, None] + s * rays.x + c * rays.y
+        angle = yaw[:, None] + rays.angle
         return self.geometry.cast(ox, oy, np.cos(angle), np.sin(angle), max_range)
 
     def advance(self, steps: int, voltage: Array, closed: BoolArray, start: float, touch: Touch) -> None:
@@ -219,11 +152,11 @@ class NativePhysics:
         changes direction) or when the block's travel could reach an obstacle. The
         choice depends on that robot alone, so its results do not depend on the others.
         """
-        robot, dt = self.robot, self.dt
+        robots, dt = self.robots, self.dt
         saved_current, saved_speed = self.motors.current.copy(), self.motors.speed.copy()
         speeds, exact = self.motors.advance(voltage, closed, steps)
-        wheel = speeds / robot.motor.gear_ratio  # (N, 2, steps)
-        v, w = body_speeds(robot, wheel)
+        wheel = speeds / robots.gear[:, None, None]  # (N, 2, steps)
+        v, w = body_speeds(robots.wheel_radius[:, None], robots.wheel_base[:, None], wheel)
         turn = w * dt
         yaw_after = self.yaw[:, None] + np.add.accumulate(turn, axis=1)
         heading = yaw_after - turn / 2
@@ -250,10 +183,11 @@ class NativePhysics:
         self, rows: IndexArray, voltage: Array, closed: BoolArray, now: float, touch: Touch
     ) -> None:
         """One exact physics step of the robots in ``rows``, ending at time ``now``."""
-        robot, dt = self.robot, self.dt
+        robots, dt = self.robots, self.dt
         self.motors.step(voltage, closed, rows)
-        wheel = self.motors.speed[rows] / robot.motor.gear_ratio
-        v, w = body_speeds(robot, wheel)
+        gear = robots.gear[rows]
+        wheel = self.motors.speed[rows] / gear[:, None]
+        v, w = body_speeds(robots.wheel_radius[rows], robots.wheel_base[rows], wheel)
         heading = self.yaw[rows] + w * dt / 2
         dx, dy = v * np.cos(heading) * dt, v * np.sin(heading) * dt
         self.yaw[rows] += w * dt
@@ -265,7 +199,7 @@ class NativePhysics:
         self.x[rows] += dx
         self.y[rows] += dy
         self.v[rows] = v
-        self.wheel_angle[rows] += self.motors.speed[rows] / robot.motor.gear_ratio * dt
+        self.wheel_angle[rows] += self.motors.speed[rows] / gear[:, None] * dt
 
     def _resolve_contacts(
         self,
@@ -276,11 +210,11 @@ class NativePhysics:
         touch: Touch,
     ) -> tuple[Array, Array, Array]:
         """Collisions, board falls and bumpers for the robots whose clearance ran out."""
-        robot, geometry = self.robot, self.geometry
-        radius = robot.body_radius
+        robots, geometry = self.robots, self.geometry
         dx, dy, v = motion
         which = np.flatnonzero(near)
         ids = rows[which]
+        radius, travel = robots.body_radius[ids], robots.bumper_travel[ids]
 
         def query() -> tuple[Array, Array, Array, Array, IndexArray]:
             px, py = self.x[ids] + dx[which], self.y[ids] + dy[which]
@@ -288,7 +222,7 @@ class NativePhysics:
             return px, py, dist, nearest, segment
 
         px, py, dist, nearest, segment = query()
-        touching = dist <= radius + robot.bumper_travel
+        touching = dist <= radius + travel
         if touching.any():
             bearing = np.arctan2(nearest[:, 1] - py, nearest[:, 0] - px) - self.yaw[ids]
             touch(ids[touching], bearing[touching], now)
@@ -311,7 +245,7 @@ class NativePhysics:
             px, py, dist, nearest, segment = query()
         # Clearance to the nearest solid thing, less the bumper travel: no check needed
         # until the robot has moved that far.
-        self._clearance[ids] = dist - radius - robot.bumper_travel
+        self._clearance[ids] = dist - radius - travel
         # Wheels slow to the motion that was left (stall against an obstacle).
         heading = self.yaw[ids]
         v_left = (dx[which] * np.cos(heading) + dy[which] * np.sin(heading)) / self.dt
@@ -319,8 +253,8 @@ class NativePhysics:
         if stalled.any():
             v[which[stalled]] = v_left[stalled]
             stuck = ids[stalled]
-            half_turn = self.w[stuck] * robot.wheel_base / 2
-            gear = robot.motor.gear_ratio / robot.wheel_radius
+            half_turn = self.w[stuck] * robots.wheel_base[stuck] / 2
+            gear = robots.gear[stuck] / robots.wheel_radius[stuck]
             self.motors.speed[stuck, LEFT] = (v_left[stalled] - half_turn) * gear
             self.motors.speed[stuck, RIGHT] = (v_left[stalled] + half_turn) * gear
         return dx, dy, v

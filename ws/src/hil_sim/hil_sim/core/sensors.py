@@ -5,7 +5,8 @@ All functions are vectorised and pure; the random numbers come in as arguments (
 statistics testable. Tables come from the device library (``hil_bridge/config/
 devices/*.json``), the same files the robot side reads to invert them.
 
-* HC-SR04: nearest echo within a cone, saturating at 200 cm, Gaussian noise.
+* HC-SR04: nearest echo within a cone, within its range (the demo's saturates at
+  200 cm), Gaussian noise.
 * Sharp GP2Y0A02YK0F: 6 degree cone cast as rays; voltage from the distance table;
   with probability p scaled down by U[0, bound], with p scaled up, else exact.
 * GL5506 photoresistor: inverse-square intensity times the angular response table,
@@ -14,6 +15,8 @@ devices/*.json``), the same files the robot side reads to invert them.
   likely) by U[0, bound].
 * HMC5883L: the earth field (north along world +y, pointing down) in the body frame
   with Gaussian noise; heading = atan2(by, bx), clockwise from north.
+
+The device model kinds (:mod:`hil_sim.core.devices`) apply them to each device.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ ADC_MAX = 1023
 ADC_REFERENCE_V = 5.0
 
 
-def _clip(values: Array, low: float, high: float) -> Array:
+def clip(values: Array, low: float | Array, high: float | Array) -> Array:
     """``np.clip(values, low, high)`` in two ufuncs: np.clip's own checks cost a microsecond a call."""
     clipped: Array = np.minimum(np.maximum(values, low), high)
     return clipped
@@ -109,7 +112,7 @@ class PhotoresistorModel:
         wrapped = (angle + math.pi) % (2 * math.pi) - math.pi
         gain = np.interp(wrapped, self.angle_rad, self.response, left=0.0, right=0.0)
         raw = 1000.0 * gain * (reference_distance / np.maximum(distance, 1e-3)) ** 2
-        return _clip(raw, 0.0, ADC_MAX)
+        return clip(raw, 0.0, ADC_MAX)
 
     def with_error(self, reading: Array, pick: Array, direction: Array, factor: Array) -> Array:
         """Apply the error model: exact when ``pick`` < p(I), else down or up by U[0, bound(I)].
@@ -119,35 +122,24 @@ class PhotoresistorModel:
         exact = pick < np.interp(reading, self.intensity, self.exact_probability)
         size = factor * np.interp(reading, self.intensity, self.error_bound)
         scale = np.where(exact, 1.0, np.where(direction < 0.5, 1.0 - size, 1.0 + size))
-        return _clip(reading * scale, 0.0, ADC_MAX)
+        return clip(reading * scale, 0.0, ADC_MAX)
 
 
-@dataclass(frozen=True)
-class RangerSpec:
-    """A cone ranger mounted on the robot: body-frame position and axis, cone and rays."""
-
-    x: float
-    y: float
-    yaw: float
-    half_angle: float
-    rays: int
-
-
-def cone_directions(spec: RangerSpec) -> Array:
-    """Body-frame angles of the rays spread evenly across the cone."""
-    if spec.rays == 1:
-        return np.array([spec.yaw])
-    return spec.yaw + np.linspace(-spec.half_angle, spec.half_angle, spec.rays)
-
-
-def ultrasonic_cm(nearest_m: Array, noise: Array, *, sigma_cm: float) -> Array:
-    """HC-SR04 reading: nearest echo plus Gaussian noise, within 2..200 cm."""
-    return _clip(nearest_m * 100.0 + sigma_cm * noise, 2.0, ULTRASONIC_MAX_CM)
+def ultrasonic_cm(
+    nearest_m: Array,
+    noise: Array,
+    *,
+    sigma_cm: float | Array,
+    low: float | Array = 2.0,
+    high: float | Array = ULTRASONIC_MAX_CM,
+) -> Array:
+    """An ultrasonic ranger's reading: nearest echo plus Gaussian noise, within ``low``..``high`` cm."""
+    return clip(nearest_m * 100.0 + sigma_cm * noise, low, high)
 
 
 def adc_counts(voltage: Array) -> Array:
     """10-bit ADC counts of a voltage on a 5 V reference, as the MCU reads it."""
-    return _clip(np.rint(voltage / ADC_REFERENCE_V * ADC_MAX), 0, ADC_MAX)
+    return clip(np.rint(voltage / ADC_REFERENCE_V * ADC_MAX), 0, ADC_MAX)
 
 
 @dataclass(frozen=True)
@@ -157,13 +149,16 @@ class EarthField:
     horizontal: float = 2.0e-5
     vertical: float = 4.5e-5
 
-    def body(self, yaw: Array, noise: Array, sigma: float) -> Array:
-        """Field (N, 3) in the body frame (x forward, y left, z up) with noise per axis."""
-        field: Array = sigma * noise
-        field[:, 0] += self.horizontal * np.sin(yaw)
-        field[:, 1] += self.horizontal * np.cos(yaw)
-        field[:, 2] -= self.vertical
-        return field
+    def body(self, yaw: Array) -> Array:
+        """Field (N, 3) in a frame turned ``yaw`` from north-is-+y (x forward, y left, z up)."""
+        return np.stack(
+            [
+                self.horizontal * np.sin(yaw),
+                self.horizontal * np.cos(yaw),
+                np.full(np.shape(yaw), -self.vertical),
+            ],
+            axis=-1,
+        )
 
 
 def heading_deg(field_body: Array) -> Array:
@@ -175,8 +170,9 @@ def light_readings(
     model: PhotoresistorModel,
     pose: tuple[Array, Array, Array],
     *,
-    mounts: Array,
-    radius: float,
+    facing: Array,
+    radius: Array,
+    bearing: Array,
     light: tuple[float, float, float],
     picks: Array,
 ) -> Array:
@@ -185,27 +181,16 @@ def light_readings(
     Args:
         model: the GL5506 model.
         pose: x, y (m) and yaw (rad) of N robots.
-        mounts: (M,) the cells' directions in the body frame (rad).
-        radius: how far from the robot's centre the cells sit (m).
+        facing: (N, M) or (M,) the cells' directions in the body frame (rad).
+        radius: how far from the robot's centre the cells sit (m), (N, M) or (M,).
+        bearing: in which direction from the centre they sit (body frame, rad).
         light: the light's x, y (m) and reference distance (m).
         picks: (N, M, 3) uniforms of the error model (pick, direction, factor).
     """
     x, y, yaw = pose
-    facing = yaw[:, None] + mounts[None, :]
-    to_x = light[0] - (x[:, None] + radius * np.cos(facing))
-    to_y = light[1] - (y[:, None] + radius * np.sin(facing))
-    clean = model.reading(np.hypot(to_x, to_y), np.arctan2(to_y, to_x) - facing, light[2])
+    heading = yaw[:, None] + facing
+    place = yaw[:, None] + bearing
+    to_x = light[0] - (x[:, None] + radius * np.cos(place))
+    to_y = light[1] - (y[:, None] + radius * np.sin(place))
+    clean = model.reading(np.hypot(to_x, to_y), np.arctan2(to_y, to_x) - heading, light[2])
     return np.rint(model.with_error(clean, picks[..., 0], picks[..., 1], picks[..., 2]))
-
-
-def bumper_sectors(
-    bearing: Array, *, half_angle: float, overlap: float
-) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """Which switch (left, right) a contact at ``bearing`` (rad, body frame, in [-pi, pi)) closes.
-
-    The two sectors overlap by ``overlap`` either side of straight ahead, so a head-on
-    hit closes both.
-    """
-    left = (bearing >= -overlap) & (bearing <= half_angle)
-    right = (bearing <= overlap) & (bearing >= -half_angle)
-    return left, right

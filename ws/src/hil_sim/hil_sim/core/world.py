@@ -18,8 +18,19 @@ its broad face toward the centre. Worlds load from YAML::
       push_threshold: 0.05                    # m/s
       ring: {count: 6, radius: 0.6, width: 0.1, thickness: 0.02, height: 0.3, mass: 0.2}
       items: [{x: 1.0, y: 0.0, yaw: 0.0, width: 0.1, thickness: 0.02, height: 0.3}]
-    floor: {friction: 1.0}                    # sliding friction coefficient
+    floor:
+      friction: 1.0                           # sliding friction coefficient
+      reflectance: 0.8                        # what a line sensor sees off the markings (0..1)
+      markings:                               # tape on the floor, later ones over earlier ones
+        - line: {from: [-1.0, 0.0], to: [1.0, 0.0], width: 0.02, reflectance: 0.05}
+        - arc: {center: [0.0, 0.5], radius: 0.5, from_deg: -90, to_deg: 90, width: 0.02}
     mjcf: arena.xml                           # optional: an MJCF world (physics mujoco)
+
+The floor's markings are what line sensors see (:class:`FloorMap`, a 2-D lookup under
+the sensor, the same in every physics backend): straight strips (``line``: from, to,
+width) and circular ones (``arc``: centre, radius, from_deg..to_deg counter-clockwise,
+width; 0..360 a ring), each with its ``reflectance`` (default 0.05: black tape). A
+line's ends are square, as tape is cut.
 
 A 3-D engine (physics ``mujoco``) also reads ``mass`` (kg) of the boards and the
 floor's ``friction``; walls and boxes are :data:`WALL_HEIGHT` and :data:`BOX_HEIGHT`
@@ -30,7 +41,8 @@ world instead of the walls, boxes and boards here, which must then be left out;
 A bad file raises :class:`~hil_sim.errors.HilSimError` naming the file and the key.
 What a world may hold:
 
-* at most :data:`MAX_BOARDS` boards and :data:`MAX_BOXES` boxes;
+* at most :data:`MAX_BOARDS` boards, :data:`MAX_BOXES` boxes and :data:`MAX_MARKINGS`
+  floor markings, each marking's points inside the arena;
 * numbers within sane ranges: an arena of :data:`ARENA_SIZE` m a side, lengths
   (sizes, the ring's radius, the light's reference distance) of :data:`LENGTH` m,
   masses of :data:`MASS` kg, a floor friction of :data:`FRICTION`, a push threshold
@@ -46,14 +58,14 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from hil_bridge.core.config_file import load_yaml
+from hil_common.core.config_file import load_yaml
 from hil_sim.errors import HilSimError
 
 Array = npt.NDArray[np.float64]
@@ -63,6 +75,12 @@ Array = npt.NDArray[np.float64]
 #: ``count`` is otherwise only bounded by memory.
 MAX_BOARDS = 1000
 MAX_BOXES = 1000
+MAX_MARKINGS = 1000
+#: A marking's width (m): from a millimetre to a metre.
+MARKING_WIDTH = (0.001, 1.0)
+#: Reflectance of the bare floor (light) and of a marking (black tape) unless given.
+FLOOR_REFLECTANCE = 0.8
+MARKING_REFLECTANCE = 0.05
 #: Smallest and largest side of the arena (m): the robot (0.18 m across) must fit; a
 #: kilometre is beyond any floor, and keeps the geometry's arithmetic well conditioned.
 ARENA_SIZE = (0.5, 1000.0)
@@ -132,6 +150,31 @@ class Pose:
 
 
 @dataclass(frozen=True)
+class LineMarking:
+    """A straight strip of tape from ``start`` to ``end`` (m), ``width`` wide."""
+
+    start: tuple[float, float]
+    end: tuple[float, float]
+    width: float = 0.02
+    reflectance: float = MARKING_REFLECTANCE
+
+
+@dataclass(frozen=True)
+class ArcMarking:
+    """A circular strip of tape: ``radius`` about ``center``, counter-clockwise ``from_deg`` to ``to_deg``."""
+
+    center: tuple[float, float]
+    radius: float
+    from_deg: float = 0.0
+    to_deg: float = 360.0
+    width: float = 0.02
+    reflectance: float = MARKING_REFLECTANCE
+
+
+Marking = LineMarking | ArcMarking
+
+
+@dataclass(frozen=True)
 class WorldConfig:
     """Static description of a world."""
 
@@ -145,6 +188,11 @@ class WorldConfig:
     floor_friction: float = 1.0
     #: An MJCF world file (absolute) replacing walls, boxes and boards; empty: none.
     mjcf: str = ""
+    floor_reflectance: float = FLOOR_REFLECTANCE
+    markings: tuple[Marking, ...] = ()
+    #: The file the world was read from, for messages (not part of what the world is:
+    #: left out of comparisons); empty: built in code.
+    source: str = field(default="", compare=False)
 
 
 def ring_of_boards(
@@ -397,6 +445,47 @@ class WorldGeometry:
         return nearest.reshape(shape)
 
 
+def marking_outline(marking: Marking, *, step_deg: float = 5.0) -> tuple[Array, Array]:
+    """Points (m) along a marking's centre line, for drawing it."""
+    if isinstance(marking, LineMarking):
+        return np.array([marking.start[0], marking.end[0]]), np.array([marking.start[1], marking.end[1]])
+    count = max(2, math.ceil((marking.to_deg - marking.from_deg) / step_deg) + 1)
+    angle = np.radians(np.linspace(marking.from_deg, marking.to_deg, count))
+    cx, cy = marking.center
+    return cx + marking.radius * np.cos(angle), cy + marking.radius * np.sin(angle)
+
+
+class FloorMap:
+    """The floor's reflectance at any point: the bare floor, its markings over it."""
+
+    def __init__(self, config: WorldConfig) -> None:
+        self.base = config.floor_reflectance
+        self.markings = config.markings
+
+    def reflectance(self, x: Array, y: Array) -> Array:
+        """Reflectance (0..1) at points ``x``, ``y`` (m, any shape)."""
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        seen = np.full(x.shape, self.base)
+        for marking in self.markings:
+            if isinstance(marking, LineMarking):
+                (ax, ay), (bx, by) = marking.start, marking.end
+                dx, dy = bx - ax, by - ay
+                length_sq = dx * dx + dy * dy
+                # A strip with square ends, as tape is cut.
+                t = ((x - ax) * dx + (y - ay) * dy) / length_sq if length_sq else np.zeros(x.shape)
+                across = np.abs((x - ax) * dy - (y - ay) * dx) / math.sqrt(length_sq) if length_sq else np.inf
+                on = (t >= 0.0) & (t <= 1.0) & (across <= marking.width / 2)
+            else:
+                cx, cy = marking.center
+                on = np.abs(np.hypot(x - cx, y - cy) - marking.radius) <= marking.width / 2
+                sweep = marking.to_deg - marking.from_deg
+                if sweep < 360.0:
+                    angle = (np.degrees(np.arctan2(y - cy, x - cx)) - marking.from_deg) % 360.0
+                    on &= angle <= sweep
+            seen = np.where(on, marking.reflectance, seen)
+        return seen
+
+
 # --- YAML ------------------------------------------------------------------------------
 
 
@@ -446,9 +535,60 @@ def _mapping(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
     return data
 
 
+def _point(data: dict[str, Any], key: str, where: str, world: tuple[float, float]) -> tuple[float, float]:
+    """An [x, y] point inside the arena (``world``: its width and height)."""
+    value = data.get(key)
+    if not (isinstance(value, list) and len(value) == 2):
+        raise HilSimError(f"{where}.{key}: expected [x, y]")
+    x = _number({"x": value[0]}, "x", f"{where}.{key}")
+    y = _number({"y": value[1]}, "y", f"{where}.{key}")
+    if abs(x) > world[0] / 2 or abs(y) > world[1] / 2:
+        raise HilSimError(f"{where}.{key}: ({x:g}, {y:g}) is outside the arena")
+    return x, y
+
+
+def _markings(data: Any, source: str, arena: tuple[float, float]) -> list[Marking]:
+    """The floor's markings (module docstring)."""
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise HilSimError(f"{source}: floor.markings: expected a list")
+    if len(data) > MAX_MARKINGS:
+        raise HilSimError(f"{source}: floor.markings: {len(data)} markings, at most {MAX_MARKINGS}")
+    markings: list[Marking] = []
+    for index, item in enumerate(data):
+        where = f"{source}: floor.markings[{index}]"
+        if not (isinstance(item, dict) and len(item) == 1):
+            raise HilSimError(f"{where}: expected one of line: {{...}} or arc: {{...}}")
+        ((shape, body),) = item.items()
+        at = f"{where}.{shape}"
+        if shape == "line":
+            fields = _mapping(body, at, {"from", "to", "width", "reflectance"})
+            start, end = _point(fields, "from", at, arena), _point(fields, "to", at, arena)
+        elif shape == "arc":
+            fields = _mapping(body, at, {"center", "radius", "from_deg", "to_deg", "width", "reflectance"})
+            center = _point(fields, "center", at, arena)
+            radius = _number(fields, "radius", at, positive=True, within=LENGTH)
+            low = _number(fields, "from_deg", at, default=0.0, within=(-360.0, 360.0), unit="deg")
+            high = _number(fields, "to_deg", at, default=low + 360.0, within=(-360.0, 720.0), unit="deg")
+            if not low < high <= low + 360.0:
+                raise HilSimError(f"{at}.to_deg: {high:g} must be above from_deg ({low:g}) by at most 360")
+        else:
+            raise HilSimError(f"{where}: {shape!r} is not a marking (line, arc)")
+        width = _number(fields, "width", at, default=0.02, within=MARKING_WIDTH)
+        reflectance = _number(
+            fields, "reflectance", at, default=MARKING_REFLECTANCE, within=(0.0, 1.0), unit=""
+        )
+        if shape == "line":
+            markings.append(LineMarking(start, end, width, reflectance))
+        else:
+            markings.append(ArcMarking(center, radius, low, high, width, reflectance))
+    return markings
+
+
 def _physical(top: dict[str, Any], source: str, *, has_objects: bool) -> tuple[float, str]:
     """What only a 3-D engine reads: the floor's friction and an MJCF world file."""
-    floor = _mapping(top.get("floor"), f"{source}: floor", {"friction"})
+    floor = _mapping(top.get("floor"), f"{source}: floor", {"friction", "reflectance", "markings"})
     friction = _number(
         floor, "friction", f"{source}: floor", default=1.0, positive=True, within=FRICTION, unit=""
     )
@@ -565,7 +705,25 @@ def world_from_mapping(data: Any, *, source: str) -> WorldConfig:
     )
     boards, board_names = _boards(board_data, source, centre=start)
     friction, mjcf = _physical(top, source, has_objects=bool(boxes or boards))
-    world = WorldConfig(width, height, start, light, tuple(boxes), tuple(boards), threshold, friction, mjcf)
+    floor = _mapping(top.get("floor"), f"{source}: floor", {"friction", "reflectance", "markings"})
+    reflectance = _number(
+        floor, "reflectance", f"{source}: floor", default=FLOOR_REFLECTANCE, within=(0.0, 1.0), unit=""
+    )
+    markings = _markings(floor.get("markings"), source, (width, height))
+    world = WorldConfig(
+        width,
+        height,
+        start,
+        light,
+        tuple(boxes),
+        tuple(boards),
+        threshold,
+        friction,
+        mjcf,
+        reflectance,
+        tuple(markings),
+        source=source,
+    )
     if not in_arena(world, light.x, light.y):
         raise HilSimError(f"{source}: light: ({light.x:g}, {light.y:g}) is outside the arena")
     _check_layout(
@@ -581,7 +739,7 @@ def load_world(path: str | Path) -> WorldConfig:
     """Load a world YAML file.
 
     Raises:
-        HilSimError: unreadable file, bad YAML (:mod:`hil_bridge.core.config_file`) or
+        HilSimError: unreadable file, bad YAML (:mod:`hil_common.core.config_file`) or
             invalid keys; names the file and key.
     """
     return world_from_mapping(load_yaml(path, what="world", error=HilSimError), source=str(path))

@@ -1,10 +1,8 @@
 """Differential-drive inverse kinematics: a body twist to left/right motor commands.
 
-Wheel speeds are ``(v -/+ w * wheel_base / 2) / wheel_radius`` (rad/s); a command is
-the wheel speed as a fraction of the wheel's top speed, times ``max_command``. When a
-command would exceed ``max_command``, both are scaled by the same factor: the turn
-radius ``v / w`` is kept and the robot goes as fast as it can along the asked-for
-arc, instead of clipping one wheel and bending the path.
+The wheels' speeds come from the one twist rule of :mod:`hil_common.core.kinematics`
+(radius-keeping saturation at the wheels' top speed); a command is the wheel speed as
+a fraction of that top speed, times ``max_command``.
 """
 
 from __future__ import annotations
@@ -12,10 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hil_common.core.kinematics import body_twist, wheel_speeds
 from robot_control.errors import RobotControlError
-
-#: Wheel speeds (m/s) beyond any robot: inputs above are scaled down to it, ratio kept.
-HUGE = 1e6
 
 
 @dataclass(frozen=True)
@@ -50,26 +46,13 @@ def twist_to_commands(linear: float, angular: float, geometry: DriveGeometry) ->
 
     Non-finite inputs give (0, 0).
     """
-    if not (math.isfinite(linear) and math.isfinite(angular)):
-        return 0, 0
-    half_track = angular * geometry.wheel_base / 2
-    size = max(abs(linear), abs(half_track))
-    if size > HUGE:
-        # Absurd but finite: scale down, keeping the ratio, so the sums below cannot
-        # overflow; such a twist saturates anyway.
-        linear, half_track = linear / size * HUGE, half_track / size * HUGE
-    scale = geometry.max_command / (geometry.max_wheel_speed * geometry.wheel_radius)
-    left = (linear - half_track) * scale
-    right = (linear + half_track) * scale
-    largest = max(abs(left), abs(right))
-    if largest > geometry.max_command:
-        left *= geometry.max_command / largest
-        right *= geometry.max_command / largest
-    return round(left), round(right)
+    top = geometry.max_wheel_speed * geometry.wheel_radius
+    left, right = wheel_speeds(linear, angular, wheel_base=geometry.wheel_base, limit=top)
+    scale = geometry.max_command / top
+    return round(left * scale), round(right * scale)
 
 
 def commands_to_twist(left: float, right: float, geometry: DriveGeometry) -> tuple[float, float]:
     """The body twist (m/s, rad/s) that a pair of commands asks for (the inverse map)."""
     speed = geometry.max_wheel_speed * geometry.wheel_radius / geometry.max_command
-    v_left, v_right = left * speed, right * speed
-    return (v_left + v_right) / 2, (v_right - v_left) / geometry.wheel_base
+    return body_twist(left * speed, right * speed, wheel_base=geometry.wheel_base)

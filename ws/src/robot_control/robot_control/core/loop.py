@@ -32,7 +32,6 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from hil_bridge.core.clock_watch import ClockWatch
 from hil_bridge.core.line_protocol import (
     Command,
     Drive,
@@ -42,10 +41,11 @@ from hil_bridge.core.line_protocol import (
     LineEncoder,
     Relayed,
     Telemetry,
-    TelemetrySchema,
 )
 from hil_bridge.core.radio_protocol import decode_radio
-from hil_bridge.errors import HilBridgeError
+from hil_common.core.clock_watch import ClockWatch
+from hil_common.errors import HilError
+from hil_devices.core.telemetry import TelemetrySchema
 from robot_control.core.behaviours import Behaviour, Sensors
 from robot_control.core.failsafe import Failsafes
 from robot_control.core.heartbeat import HeartbeatTracker
@@ -282,7 +282,7 @@ class ControlLoop:
         elif isinstance(message, Relayed):
             try:
                 self.radio.received(decode_radio(message.body), now)
-            except HilBridgeError as exc:
+            except HilError as exc:
                 self.radio_errors += 1
                 result.events.append(f"radio: {exc}")
 

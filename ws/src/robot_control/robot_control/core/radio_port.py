@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from hil_bridge.core.line_protocol import Relayed
 from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, RadioStatus, encode_radio
-from hil_bridge.errors import HilBridgeError
+from hil_common.errors import HilError
 
 #: Packets heard and not yet taken by a behaviour; older ones are dropped (counted).
 INBOX = 64
@@ -51,7 +51,7 @@ class RadioPort:
             return False
         try:
             self._outbox.append(Relayed(encode_radio(RadioSend(dst, payload))))
-        except HilBridgeError:  # a bad payload (empty, too long): counted, the loop goes on
+        except HilError:  # a bad payload (empty, too long): counted, the loop goes on
             self.refused += 1
             return False
         return True

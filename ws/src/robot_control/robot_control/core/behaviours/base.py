@@ -8,7 +8,7 @@ from typing import Protocol
 
 from robot_control.errors import RobotControlError
 
-#: TL2 fields a behaviour needs (hil_bridge/config/telemetry.yaml).
+#: TL2 fields a behaviour needs (hil_devices/config/telemetry.yaml).
 SENSOR_FIELDS = (
     "ultrasonic_cm",
     "ir_adc",

@@ -1,0 +1,704 @@
+"""The HIL graph in one process: the same node classes, parameters and ptys as the launch.
+
+Two ways to run it:
+
+* real time (``rtf`` > 0): every node's own thread runs as in separate processes (the
+  control loop and the bridge keep their deadline threads), and one executor thread
+  serves the ROS callbacks;
+* lockstep (``rtf`` = 0): no node thread runs; one driver steps them in simulated
+  time, in a fixed order, every signal period: ROS callbacks that are ready, simulated
+  MCU (virtual, or the firmware in simavr advanced by the period's cycles), signal
+  bridge, physics, control loop frames that are due. The links are still
+  the real ptys (a byte written is readable at once). A run is then the same for the
+  same seed and inputs, and as fast as the machine allows.
+
+In both, the bridge and the simulator exchange by direct call instead of through the
+200 Hz ``hil/signals`` topics (which are still published when someone subscribes):
+in one process that halves the callbacks the executor has to serve, and in lockstep
+it is what makes runs repeat (DDS delivery order varies).
+
+A part that dies ends the run rather than freezing it: :meth:`GraphRunner.failure`
+names a node whose thread failed (a firmware harness that died among them) or an
+executor thread that ended, and in lockstep :meth:`GraphRunner.step` raises
+:class:`~hil_bringup.errors.HilBringupError` naming the part that raised.
+
+Nodes are built from :func:`hil_bringup.core.graph.describe`, like the launch files.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import rclpy
+import yaml
+from rclpy.clock import ClockType, ROSClock
+from rclpy.executors import Executor, ShutdownException, SingleThreadedExecutor, TimeoutException
+from rclpy.node import Node
+from rclpy.subscription import Subscription
+from rclpy.task import Future
+from rclpy.time import Time
+from rclpy.time_source import TimeSource
+
+from hil_bridge.core.fault_proxy import FaultProxy
+from hil_bridge.core.serial_link import SerialLink
+from hil_bridge.core.signal_protocol import Frame
+from hil_bridge.radio_module_node import RadioModuleNode
+from hil_bridge.signal_bridge_node import SignalBridgeNode
+from hil_bringup.core.graph import (
+    MCU_NODES,
+    ROS_PARAMETERS,
+    GraphOptions,
+    NodeSpec,
+    check_params_file,
+    describe,
+    node_key,
+)
+from hil_bringup.core.link_faults import make_proxy
+from hil_bringup.description_node import DescriptionNode
+from hil_bringup.errors import HilBringupError
+from hil_bringup.recorder_node import RecorderNode
+from hil_common.core.leftovers import OwnedDir, owned_dir
+from hil_common.core.shutdown import deferred_signals
+from hil_mcu.simavr_mcu_node import SimavrMcuNode
+from hil_mcu.virtual_mcu_node import VirtualMcuNode
+from hil_sim.core.build import world_path
+from hil_sim.sim_node import SimNode
+from robot_control.control_loop_node import ControlLoopNode
+
+#: A bound on the callbacks one lockstep period serves, so a flood cannot stall it.
+_MAX_CALLBACKS_PER_STEP = 1000
+#: Lockstep: the executor is polled at least this often (simulated s) even with no input.
+_FULL_SERVE_PERIOD_S = 1.0
+#: Stopping a recorded lockstep run: wait until DDS has been quiet this long (at most the max), s.
+_DRAIN_QUIET_S = 0.2
+_DRAIN_MAX_S = 3.0
+#: Nodes with no input for the lockstep driver to serve (see GraphRunner._executor_for).
+_SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description", "radio_module"}
+#: Options that describe this machine's run rather than the experiment (not kept in bags).
+RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
+#: Name prefix of a run's private pty folder in the user's runtime folder (runtime_dir).
+LINK_DIR_PREFIX = "hil-links-"
+#: Name prefix of a run's private folder of node parameter files (runtime_dir).
+PARAMS_DIR_PREFIX = "hil-params-"
+#: Real time: how long start() waits for the first /clock before starting the nodes, wall s.
+_CLOCK_WAIT_S = 5.0
+
+
+@dataclass
+class Chain:
+    """One HIL robot's nodes in the runner: simulated MCU (None with a real one), bridge, loop."""
+
+    robot: int
+    mcu: VirtualMcuNode | SimavrMcuNode | None
+    bridge: SignalBridgeNode
+    loop: ControlLoopNode
+    description: DescriptionNode
+    #: Its radio module (a run with ``radio``).
+    radio: RadioModuleNode | None = None
+    #: Its link fault proxies (``faults``): the command link's, then the signal link's.
+    proxies: list[FaultProxy] = field(default_factory=list)
+
+
+class _InputTaker:
+    """Takes the messages waiting on a few subscriptions and runs their callbacks.
+
+    What an executor does after its wait, without the wait: an executor rebuilds its
+    wait set from every entity of its nodes on each poll, and even a bare rcl wait on
+    two subscriptions cost over 100 us, which every lockstep frame paid to learn that
+    no cmd_vel had come; a take from an empty subscription costs a few. rclpy has no
+    public "take"; if its internals are not what this expects, :meth:`take` returns
+    None and the caller polls the executor as before.
+    """
+
+    def __init__(self, subscriptions: list[Subscription]) -> None:
+        self._subscriptions = subscriptions
+        self.usable = all(callable(getattr(s.handle, "take_message", None)) for s in subscriptions)
+
+    def take(self, limit: int) -> int | None:
+        """Run the callback of every waiting message (at most ``limit``); None if it cannot."""
+        if not self.usable:
+            return None
+        taken = 0
+        for subscription in self._subscriptions:
+            while taken < limit:
+                with subscription.handle:
+                    info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+                if info is None:
+                    break
+                subscription.callback(info[0])
+                taken += 1
+        return taken
+
+
+class _Parameters:
+    """Each node's parameters as launch_ros gives them: a parameter file, then the user's.
+
+    A node gets ``--params-file <its own>`` and, with ``params_file``, ``--params-file
+    <the user's>`` after it, so rcl applies the user's file (its wildcards and
+    namespaces too) over the graph's parameters, as under ``ros2 launch``. The files
+    are in a private folder of the run's (``leftovers.owned_dir``).
+    """
+
+    def __init__(self, user: str) -> None:
+        if user:
+            check_params_file(user)
+        self.user = str(Path(user).resolve()) if user else ""
+        self._folder: OwnedDir | None = None
+
+    def arguments(self, key: str, values: dict[str, Any]) -> list[str]:
+        """The ``cli_args`` giving node ``key`` (``robot_1/control_loop``) ``values``."""
+        if self._folder is None:
+            self._folder = owned_dir(PARAMS_DIR_PREFIX)
+        path = self._folder.path / f"{key.replace('/', '__')}.yaml"
+        path.write_text(yaml.safe_dump({"/**": {ROS_PARAMETERS: values}}))
+        files = [str(path), *([self.user] if self.user else [])]
+        return ["--ros-args", *(arg for file in files for arg in ("--params-file", file))]
+
+    def remove(self) -> None:
+        """Remove the files (again: nothing)."""
+        if self._folder is not None:
+            self._folder.remove()
+
+
+def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters) -> Node:
+    module_name, class_name = spec.module.split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    node: Node = cls(
+        context=context,
+        namespace=spec.namespace or None,
+        cli_args=parameters.arguments(spec.key, spec.parameters),
+    )
+    return node
+
+
+def recorded_options(options: GraphOptions) -> dict[str, Any]:
+    """The options a bag keeps of its run, for a replay (not :data:`RUN_LOCAL`).
+
+    Files by absolute path, as a replay may start in another folder; the name of one
+    of hil_sim's worlds stays a name.
+    """
+    run = {k: v for k, v in asdict(options).items() if k not in RUN_LOCAL}
+    if run["world"] and world_path(run["world"]) == Path(run["world"]):
+        run["world"] = str(Path(run["world"]).resolve())
+    run["firmware"] = run["firmware"] and str(Path(run["firmware"]).resolve())
+    run["params_file"] = run["params_file"] and str(Path(run["params_file"]).resolve())
+    return run
+
+
+class GraphRunner:
+    """The nodes of one run in this process, and the ptys between them."""
+
+    def __init__(self, options: GraphOptions, *, extra_nodes: list[Node] | None = None) -> None:
+        self._parameters = _Parameters(options.params_file)  # checks it before anything is made
+        self.lockstep = options.rtf == 0
+        self._link_dir: OwnedDir | None = None
+        if not options.command_port and options.link_dir == GraphOptions.link_dir:
+            # A private folder for this run's pty links in the user's runtime folder:
+            # parallel runs never clash, other users cannot reach it, and a killed run's
+            # folder is removed by the next run (leftovers.owned_dir).
+            self._link_dir = owned_dir(LINK_DIR_PREFIX)
+            options = replace(options, link_dir=str(self._link_dir.path))
+        if self.lockstep:
+            options = replace(options, use_sim_time=True)
+        self.options = options
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        specs, processes = describe(options)
+        #: The nodes by full name without the leading slash (``sim``, ``robot_1/control_loop``).
+        self.nodes: dict[str, Node] = {}
+        self._specs = {spec.key: spec for spec in specs}
+        #: Every link fault proxy of the run (``faults``), robot by robot.
+        self.proxies: list[FaultProxy] = []
+        try:
+            for spec in specs:  # each simulated MCU first: it creates the ptys the others open
+                self.nodes[spec.key] = _build(spec, self.context, self._parameters)
+            #: The HIL robots' chains, robot 0 first.
+            self.chains = [self._chain(robot) for robot in range(options.hil_robots)]
+            if options.record:
+                recorder = RecorderNode(
+                    options.record,
+                    context=self.context,
+                    cli_args=self._parameters.arguments("recorder", {"use_sim_time": options.use_sim_time}),
+                )
+                recorder.run_options = recorded_options(options)
+                # Operator inputs as the loop took them, not as a second DDS reader got
+                # them (recorder_node): what a replay needs to repeat the run.
+                for each in self.chains:
+                    recorder.record_by_call([each.loop.cmd_vel_topic, each.loop.command_topic])
+                    each.loop.input_taps.append(recorder.record)
+                self.nodes["recorder"] = recorder
+            for process in processes:
+                if process.faults is not None:
+                    owner = self.chains[process.faults.robot]
+                    proxy = make_proxy(process.faults, owner.bridge.layout, checked=options.checked)
+                    owner.proxies.append(proxy)
+                    self.proxies.append(proxy)
+        except BaseException:
+            for proxy in self.proxies:
+                proxy.stop()
+            self._destroy()
+            raise
+        # Single-threaded executors: the nodes' own threads do the timing-critical work,
+        # and a MultiThreadedExecutor's dispatch overhead alone cost a third of a core
+        # and starved them of the GIL (real-time RTF 0.65 instead of 0.99). The
+        # simulator gets one of its own: rclpy rebuilds the wait set on every wake and
+        # checks each waitable against a list of them, so the two QoS event handlers of
+        # each of its publishers (1000 publishers for 100 robots) made every wake of a
+        # shared executor cost tens of milliseconds, a whole core in all. Alone, the
+        # simulator's executor wakes only for its services.
+        self.executor: Executor = SingleThreadedExecutor(context=self.context)
+        self.sim_executor: Executor = SingleThreadedExecutor(context=self.context)
+        for node in self.nodes.values():
+            self._executor_for(node).add_node(node)
+        self._extra_nodes = list(extra_nodes or [])
+        for node in self._extra_nodes:
+            self.executor.add_node(node)
+        self._spin_threads: list[threading.Thread] = []
+        #: Lockstep: called with the simulated time where the loop takes operator input,
+        #: before its frames (a replay feeds the recorded inputs here).
+        self.input_feeds: list[Callable[[float], None]] = []
+        #: Lockstep: takes the loop's input (None: poll the executor every frame).
+        self._inputs: _InputTaker | None = None
+        self._next_full_serve = 0.0
+        #: Lockstep: the nodes' ROS clocks that step() sets.
+        self._follow_by_call: list[ROSClock] = []
+        self._stopping = threading.Event()
+        #: Why the run cannot go on, naming the part (see failure()); None while all run.
+        self._failure: str | None = None
+        #: Lockstep: the part step() is stepping now (None: the caller's input feeds).
+        self._stepping: object = None
+        #: Done when stop() begins: the spin threads' executors return at once (a plain
+        #: wake() only makes rclpy wait again, up to its timeout).
+        self._stop_spinning = Future()
+        self._started = False
+        #: Real time: the one /clock subscription every follower's clock takes its time from.
+        self._clock_source: TimeSource | None = None
+
+    # --- the nodes by role ------------------------------------------------------------------
+
+    def _key(self, robot: int, name: str) -> str:
+        return node_key(self.options.robot_namespace(robot), name)
+
+    def _node(self, robot: int, name: str) -> Node | None:
+        return self.nodes.get(self._key(robot, name))
+
+    def _chain(self, robot: int) -> Chain:
+        mcu = self._node(robot, MCU_NODES.get(self.options.mcu, ""))
+        return Chain(
+            robot,
+            mcu,  # type: ignore[arg-type]
+            self._node(robot, "signal_bridge"),  # type: ignore[arg-type]
+            self._node(robot, "control_loop"),  # type: ignore[arg-type]
+            self._node(robot, "robot_description"),  # type: ignore[arg-type]
+            self._node(robot, "radio_module"),  # type: ignore[arg-type]
+        )
+
+    @property
+    def sim(self) -> SimNode:
+        """The simulator node."""
+        return self.nodes["sim"]  # type: ignore[return-value]
+
+    @property
+    def loop(self) -> ControlLoopNode:
+        """Robot 0's control loop node."""
+        return self.chains[0].loop
+
+    @property
+    def bridge(self) -> SignalBridgeNode:
+        """Robot 0's signal bridge node."""
+        return self.chains[0].bridge
+
+    @property
+    def mcu(self) -> VirtualMcuNode | SimavrMcuNode | None:
+        """Robot 0's simulated MCU: virtual or firmware in simavr (None with a real MCU)."""
+        return self.chains[0].mcu
+
+    # --- running ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the nodes' threads (real time) or prepare the lockstep driver."""
+        # In one process the bridge and the simulator exchange by call instead of the
+        # 200 Hz hil/signals topics: half the callbacks of the whole graph, and in
+        # lockstep the only way to be deterministic (DDS delivery order varies).
+        for each in self.chains:
+            self._attach(each)
+        if self.lockstep:
+            self._prepare_lockstep()
+        else:
+            self._share_sim_clock()
+        # ROS callbacks (cmd_vel, robotCommand, services, recording, /clock) run in these
+        # threads; everything they touch is guarded by the nodes' locks. In lockstep
+        # the graph's callbacks run in step() instead; the simulator's services (reset,
+        # teleport, parameters) still come in on its own thread, under its lock.
+        executors = {"sim-executor": self.sim_executor}
+        if not self.lockstep:
+            executors["executor"] = self.executor
+        for name, executor in executors.items():
+            thread = threading.Thread(target=self._spin, args=(executor,), name=name, daemon=True)
+            thread.start()
+            self._spin_threads.append(thread)
+        if not self.lockstep:
+            for proxy in self.proxies:
+                proxy.start()
+            self.sim.start()
+            self._await_sim_clock()
+            for node in self.nodes.values():
+                if node is not self.sim:
+                    node.start()  # type: ignore[attr-defined]
+        self._started = True
+
+    def _share_sim_clock(self) -> None:
+        """Real time: the nodes on ``use_sim_time`` follow /clock through one subscription.
+
+        rclpy gives each node a /clock subscription of its own: one callback per node
+        every simulator period (200 Hz) on the one executor thread. Robot 0's loop (a
+        node never taken out of the run) keeps its subscription and sets every other
+        follower's clock with its own (rclpy's TimeSource drives several clocks).
+        """
+        leader = self.loop
+        if not leader.get_parameter("use_sim_time").value:
+            return
+        self._clock_source = leader._time_source  # rclpy has no public handle on it
+        for node in self.nodes.values():
+            if node not in (leader, self.sim) and node.get_parameter("use_sim_time").value:
+                self._follow_shared_clock(node)
+
+    def _follow_shared_clock(self, node: Node) -> None:
+        if self._clock_source is None:
+            return
+        node._time_source.detach_node()  # its own /clock subscription goes
+        self._clock_source.attach_clock(node.get_clock())
+
+    def _await_sim_clock(self) -> None:
+        """Real time: start the nodes' threads once /clock has reached them (at most a few s).
+
+        A node on ``use_sim_time`` reads 0 until the first /clock; its clock watch
+        (``clock_timeout``) would count a start slower than that as a stalled world.
+        """
+        if self._clock_source is None:
+            return
+        clock = self.loop.get_clock()
+        deadline = time.monotonic() + _CLOCK_WAIT_S
+        while clock.now().nanoseconds == 0 and time.monotonic() < deadline and self.failure() is None:
+            time.sleep(0.005)
+
+    def _prepare_lockstep(self) -> None:
+        """Every part on the simulated clock, ROS clocks set by call, ptys paired."""
+        sim = self.sim
+        clock = lambda: self.sim.sim.time  # noqa: E731 - the simulated clock every part shares
+        for each in self.chains:
+            if each.mcu is not None:
+                each.mcu.use_clock(clock)
+            each.loop.use_clock(clock)
+            if isinstance(each.mcu, VirtualMcuNode):
+                each.mcu.plug_taps.append(self._owe_reads)  # new ptys after a replug
+        sim.use_clock(clock)
+        # Reopen backoffs on simulated time too: on the wall clock, how long a link stayed
+        # shut after an unplug or an MCU restart, in simulated time, depended on how fast
+        # the machine stepped, and the run no longer repeated.
+        for link in self._links():
+            link.use_clock(clock)
+        for node in self.nodes.values():
+            if node is not sim:
+                self._follow_by_call_of(node)
+        self._set_ros_clocks()
+        self._owe_reads()
+        if not self._extra_nodes and "recorder" not in self.nodes:
+            # With a recorder or extra nodes the executor has more to serve: poll it.
+            self._inputs = _InputTaker([sub for each in self.chains for sub in each.loop.subscriptions])
+
+    def _attach(self, chain: Chain) -> None:
+        """A chain's bridge and description exchange with the simulator by call."""
+        sim, bridge, robot = self.sim, chain.bridge, chain.robot
+        names = [(slot.device, slot.name) for slot in bridge.layout.inputs]
+
+        def pins_to_sim(frame: Frame) -> None:
+            sim.set_pins(robot, [(d, n, v) for (d, n), v in zip(names, frame.values, strict=True)])
+
+        bridge.attach_directly(pins_to_sim)
+        sim.attach_directly(bridge.exchange.set_outputs, robot)
+        chain.description.attach_directly()
+        sim.on_joint_states[robot] = chain.description.on_joint_states
+        if chain.radio is not None:
+            chain.radio.attach_directly(lambda body: sim.radio_send(robot, body))
+            sim.attach_radio_directly(robot, chain.radio.deliver)
+
+    def _executor_for(self, node: Node) -> Executor:
+        """The simulator's executor, or the graph's (served by step() in lockstep).
+
+        In lockstep the driver serves only the nodes that take input (the loop's
+        cmd_vel and robotCommand, the recorder): each poll of an executor rebuilds its
+        wait set, entity by entity. The MCU, the bridge and the description (joint
+        states by call) have nothing but parameter services, which the simulator's
+        executor thread serves when asked.
+        """
+        if node is self.nodes.get("sim") or (self.lockstep and node.get_name() in _SERVED_ELSEWHERE):
+            return self.sim_executor
+        return self.executor
+
+    def _spin(self, executor: Executor) -> None:
+        try:
+            executor.spin_until_future_complete(self._stop_spinning)  # stop() completes it
+        except Exception as exc:
+            if not self.context.ok() or self._stopping.is_set():
+                return  # the run is stopping, or a failed node shut the context down
+            self._failure = self._failure or (
+                f"the {threading.current_thread().name} thread stopped: {type(exc).__name__}: {exc}"
+            )
+
+    def failure(self) -> str | None:
+        """Why the run cannot go on, naming the part; None while every part runs.
+
+        A node whose thread failed (``node_thread`` keeps its exception as the node's
+        ``failure``: the simavr node's when its harness dies), an executor thread that
+        ended, or in lockstep what :meth:`step` raised. The run's nodes stop working
+        then (a failed node thread shuts the run's ROS context down), so the caller
+        ends the run.
+        """
+        if self._failure is None:
+            for key, node in self.nodes.items():
+                exc = getattr(node, "failure", None)
+                if exc is not None:
+                    self._failure = f"{key} failed: {exc}"
+                    break
+        return self._failure
+
+    def _failed(self, part: object, exc: Exception) -> HilBringupError:
+        """Lockstep: the run's failure, naming ``part`` (a node, a proxy, a text), as an error to raise."""
+        name = part if isinstance(part, str) else next((k for k, n in self.nodes.items() if n is part), "")
+        name = name or getattr(part, "name", "") or type(part).__name__
+        self._failure = self._failure or f"{name} failed: {exc}"
+        return HilBringupError(self._failure)
+
+    def step(self) -> None:
+        """Lockstep: one signal period of the whole graph, in a fixed order.
+
+        Raises:
+            HilBringupError: a part of the graph raised (a firmware harness that died),
+                naming it; also what :meth:`failure` returns from then on. What the
+                ``input_feeds`` raise comes out as it is.
+        """
+        if not self.lockstep:
+            raise HilBringupError("step() is for lockstep runs (rtf 0)")
+        try:
+            self._step()
+        except Exception as exc:
+            if self._stepping is None:
+                raise
+            raise self._failed(self._stepping, exc) from exc
+
+    def _step(self) -> None:
+        sim, chains = self.sim, self.chains
+        now = sim.sim.time
+        for each in chains:
+            if each.mcu is not None:
+                self._stepping = each.mcu
+                each.mcu.tick(now)
+            if each.radio is not None:
+                self._stepping = each.radio
+                each.radio.step_lockstep(now)
+        for proxy in self.proxies:
+            self._stepping = proxy
+            proxy.step(now)
+        # The state at `now` is published here rather than at the end of the last
+        # period (same state, same stamp): the kernel passes the MCUs' frames on to the
+        # bridges in the meantime, and the bridges' reads do not wait for them.
+        self._stepping = sim
+        sim.publish_now()
+        for each in chains:
+            self._stepping = each.bridge
+            each.bridge.tick(now)  # its frames reach the simulator through the attached call
+        self._stepping = sim
+        sim.advance(publish=False)  # and the sensor values reach the bridges
+        now = sim.sim.time
+        self._set_ros_clocks()
+        if any(each.loop.next_frame <= now for each in chains):
+            # Callbacks run here, in the driver, just before the loop's frame: the loop and
+            # the recorder then take a cmd_vel at a simulated time that does not depend on
+            # DDS, which is what lets a replay reproduce the run. The loop acts on input
+            # only in its frames, so once per frame (30 Hz) is as good as every period; an
+            # executor poll rebuilds its whole wait set and cost most of a period.
+            self._stepping = None  # the caller's own code: its errors come out as they are
+            for feed in self.input_feeds:
+                feed(now)
+            # The loop's input by take; the whole executor once per simulated second for
+            # everything else it serves (parameter services), and always when recording.
+            self._stepping = "the ROS callbacks"
+            taken = self._inputs.take(_MAX_CALLBACKS_PER_STEP) if self._inputs is not None else None
+            if taken is None or now >= self._next_full_serve:
+                self._next_full_serve = now + _FULL_SERVE_PERIOD_S
+                self._serve_callbacks()
+        for each in chains:
+            self._stepping = each.loop
+            each.loop.step_lockstep(now)
+        self._stepping = None
+
+    def _owe_reads(self) -> None:
+        """Lockstep: every pty read here takes all its peer in this process has written.
+
+        Each pty of the run whose both ends are here (the virtual MCU's, the fault
+        proxies') and that is not paired yet (new after a replug or an MCU restart) is
+        paired with the link that opened it, by path: each end learns how many bytes the
+        other wrote (``owe``), and a read waits, bounded, for the ones the kernel has not
+        passed on yet (``hil_bridge.core.lockstep_io``). The firmware in simavr writes
+        its ptys from the harness process, which counts nothing here: those reads stay
+        as they are.
+        """
+        masters = [proxy.pty for proxy in self.proxies]
+        for each in self.chains:
+            if isinstance(each.mcu, VirtualMcuNode):
+                masters += [each.mcu.command, each.mcu.signal]
+                if each.mcu.radio is not None:
+                    masters.append(each.mcu.radio)
+        by_path = {pty.path: pty for pty in masters}
+        for link in self._links():
+            pty = by_path.get(link.port)
+            if pty is None or pty.owed is not None:
+                continue
+            link.owe(lambda pty=pty: pty.bytes_written)  # type: ignore[misc]
+            pty.owe(lambda link=link: link.bytes_out)  # type: ignore[misc]
+
+    def _links(self) -> list[SerialLink]:
+        """Every serial link the run's nodes and proxies open (loops, bridges, radio modules)."""
+        links = [link for each in self.chains for link in (each.loop.link, each.bridge.link)]
+        links += [each.radio.link for each in self.chains if each.radio is not None]
+        return links + [proxy.upstream for proxy in self.proxies]
+
+    def _follow_by_call_of(self, node: Node) -> None:
+        """Lockstep: ``node``'s ROS clock is set by step() instead of through /clock.
+
+        One DDS delivery and callback per node and period was most of a lockstep
+        period's cost, and a stamp depended on when /clock had arrived.
+        """
+        node._time_source.detach_node()  # rclpy has no public switch for this
+        self._follow_by_call.append(node.get_clock())
+        if getattr(node, "sim_clock", None) is not None:
+            node.sim_clock = None  # type: ignore[attr-defined]  # a clock set by call cannot stall
+        node.get_clock().set_ros_time_override(self._ros_time())
+
+    def _ros_time(self) -> Time:
+        return Time(nanoseconds=round(self.sim.sim.time * 1e9), clock_type=ClockType.ROS_TIME)
+
+    def _set_ros_clocks(self) -> None:
+        """Lockstep: every node's ROS clock (stamps, timers) at the simulated time."""
+        now = self._ros_time()
+        for clock in self._follow_by_call:
+            clock.set_ros_time_override(now)
+
+    def _serve_callbacks(self) -> int:
+        """Run the callbacks that are ready now (at most a bound); returns how many ran."""
+        for served in range(_MAX_CALLBACKS_PER_STEP):
+            try:
+                handler, _, _ = self.executor.wait_for_ready_callbacks(timeout_sec=0.0)
+            except (TimeoutException, ShutdownException):
+                return served
+            handler()
+            if handler.exception() is not None:
+                raise handler.exception()  # type: ignore[misc]
+        return _MAX_CALLBACKS_PER_STEP
+
+    def kill_mcu(self, *, robot: int = 0) -> None:
+        """Take a robot's simulated MCU away, as if its USB cable were pulled (ptys hang up)."""
+        chain = self.chains[robot]
+        if chain.mcu is None:
+            raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
+        chain.mcu = None
+        self._remove(self._key(robot, MCU_NODES[self.options.mcu]))
+
+    def restart_mcu(self, *, robot: int = 0) -> None:
+        """A new simulated MCU for a robot at the same ports (a reset MCU coming back)."""
+        chain = self.chains[robot]
+        if chain.mcu is not None:
+            raise HilBringupError(f"robot {robot}'s simulated MCU is still running")
+        key = self._key(robot, MCU_NODES.get(self.options.mcu, ""))
+        spec = self._specs.get(key)
+        if spec is None:
+            raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
+        mcu: VirtualMcuNode | SimavrMcuNode = _build(spec, self.context, self._parameters)  # type: ignore[assignment]
+        self.nodes = {key: mcu, **self.nodes}
+        chain.mcu = mcu
+        self._executor_for(mcu).add_node(mcu)
+        if self.lockstep:
+            mcu.use_clock(lambda: self.sim.sim.time)
+            self._follow_by_call_of(mcu)
+            if isinstance(mcu, VirtualMcuNode):
+                mcu.plug_taps.append(self._owe_reads)
+            self._owe_reads()
+        else:
+            self._follow_shared_clock(mcu)
+            if self._started:
+                mcu.start()
+
+    def kill_radio(self, *, robot: int = 0) -> None:
+        """Take a robot's radio module away: its MCU hears no more RST, the radio is lost."""
+        chain = self.chains[robot]
+        if chain.radio is None:
+            raise HilBringupError(f"robot {robot} has no radio module in this run")
+        chain.radio = None
+        self.sim.on_radio.pop(robot, None)
+        self._remove(self._key(robot, "radio_module"))
+
+    def _remove(self, key: str) -> None:
+        """Stop node ``key`` and take it out of the run (its executor, the clocks set by call)."""
+        node = self.nodes.pop(key)
+        node.stop()  # type: ignore[attr-defined]
+        self._executor_for(node).remove_node(node)
+        if node.get_clock() in self._follow_by_call:
+            self._follow_by_call.remove(node.get_clock())
+        if self._clock_source is not None:
+            self._clock_source._associated_clocks.discard(node.get_clock())
+        node.destroy_node()
+
+    def stop(self) -> None:
+        """Stop every thread, close every port, remove the run's pty links (again: nothing).
+
+        A SIGINT/SIGTERM during it cannot leave it half done (``deferred_signals``).
+        """
+        if self._stopping.is_set():
+            return
+        with deferred_signals():
+            self._drain_recording()
+            # The executors first: no callback then runs into a node being stopped (a
+            # message for a closed bag). The spin threads leave once the future is done;
+            # shutting an executor down under a running spin raises inside rclpy instead.
+            self._stopping.set()
+            self._stop_spinning.set_result(None)
+            for thread in self._spin_threads:
+                thread.join(timeout=5.0)
+            for node in self.nodes.values():
+                node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
+            for proxy in self.proxies:
+                proxy.stop()
+            self.executor.shutdown(timeout_sec=2.0)
+            self.sim_executor.shutdown(timeout_sec=2.0)
+            self._destroy()
+
+    def _drain_recording(self) -> None:
+        """Lockstep: hand the recorder what DDS still has in flight before the bag closes.
+
+        A lockstep run outpaces DDS delivery: without this the last second or two of
+        simulated time never reached the bag.
+        """
+        if not (self.lockstep and self._started and "recorder" in self.nodes):
+            return
+        start = quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < _DRAIN_QUIET_S and time.monotonic() - start < _DRAIN_MAX_S:
+            if self._serve_callbacks():
+                quiet_since = time.monotonic()
+            else:
+                time.sleep(0.005)
+
+    def _destroy(self) -> None:
+        for node in self.nodes.values():
+            node.destroy_node()
+        self.nodes = {}
+        rclpy.try_shutdown(context=self.context)
+        self._parameters.remove()
+        if self._link_dir is not None:
+            self._link_dir.remove()

@@ -1,0 +1,430 @@
+"""``hil_sim_runner`` (``make sim``): the whole HIL loop in one process, with a live status.
+
+Starts the graph of ``sim.launch.py`` (virtual MCU, signal bridge, simulator, control
+loop, robot description) from the same description and parameter files, in this
+process. The robot runs the ``boards`` demo by default. A live status (rich) shows
+simulated time, RTF, pose, boards down, link round trips and loop jitter; Ctrl-C stops
+cleanly (threads joined, ptys closed, their links removed). At the end the run's
+folder holds ``report.png`` (arena, boards standing or fallen, trajectory, LED events)
+and ``metrics.json``; the last lines printed name both. SIGTERM ends it like Ctrl-C, and
+a second signal changes nothing: the handlers only note the request, and go in before
+the graph's modules are imported. A killed run's pty folder and shared-memory files
+are removed by the next run.
+
+    hil_sim_runner                          # real time, until Ctrl-C
+    hil_sim_runner --headless --duration 120 --rtf 0
+    make sim ARGS="--headless --duration 60 --rtf 0 --record /tmp/run1"
+    make sim ARGS="--headless --rtf 0 --until-done"   # until the task is done
+
+With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
+robot 0 within the light's reference distance) has been done for a settle second;
+``metrics.json`` records ``done`` and ``done_at_s``.
+
+A part of the run that dies (a node's thread, the firmware harness of ``--mcu
+simavr``) ends the run at once, in real time and in lockstep: the message names it,
+the report is written as after any run (``metrics.json`` has it as ``failure``), and
+the exit status is 1.
+
+Exit status: 0, or with ``--until-done`` 1 if ``--duration`` ran out before the task
+was done; 1 if a part of the run died; 2 on a bad configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from hil_bringup.core.done import GATHER_RADIUS, DonePredicate, DoneWatch, swarm_gathered, task_done
+from hil_bringup.core.graph import GraphOptions
+from hil_bringup.core.options import add_arguments, from_namespace
+from hil_bringup.errors import HilBringupError
+from hil_common.core.arg_types import finite, integer
+from hil_common.core.kinematics import wrap_angle
+from hil_common.core.leftovers import remove_dead_dds_segments
+from hil_common.core.shutdown import ShutdownSignals, ignore_further_stop_signals, shutdown_signals
+from hil_common.errors import HilError
+
+if TYPE_CHECKING:
+    from hil_bringup.core.report import RunLog
+    from hil_bringup.graph_runner import GraphRunner
+
+#: Simulated seconds between trajectory samples of the report.
+SAMPLE_PERIOD = 0.05
+#: Why a run ended.
+Ending = Literal["done", "duration", "boards", "stopped", "failed"]
+#: Wall seconds between looks at whether a part of the run has died.
+FAILURE_CHECK_PERIOD_S = 0.1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: its own options and the run options (GraphOptions)."""
+    parser = argparse.ArgumentParser(
+        prog="hil_sim_runner", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--duration",
+        type=finite(minimum=0.0),
+        default=0.0,
+        help="simulated seconds to run (0: until Ctrl-C)",
+    )
+    parser.add_argument("--headless", action="store_true", help="no live status, progress lines only")
+    # The run's options (GraphOptions), as declared there; --fault-drop and --fault-corrupt
+    # imply --faults when given, so they start unset.
+    add_arguments(parser, GraphOptions, unset=("fault_drop", "fault_corrupt"))
+    parser.add_argument(
+        "--until-boards-down", type=integer(minimum=0), default=0, help="stop once this many boards are down"
+    )
+    parser.add_argument(
+        "--until-done",
+        action="store_true",
+        help="stop once the behaviour's task is done (boards: all down; light: robot 0 at the light),"
+        " after a settle second; exit 1 if --duration runs out first",
+    )
+    parser.add_argument(
+        "--report-dir", default="", help="folder for report.png and metrics.json (default: runs/<time>)"
+    )
+    return parser
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The parsed command line (exit 2 naming a bad option)."""
+    return build_parser().parse_args(argv)
+
+
+class Status:
+    """What the live display and the report show, read from the running nodes."""
+
+    def __init__(self, runner: GraphRunner) -> None:
+        self.runner = runner
+        self.wall_start = time.monotonic()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The figures of the run right now."""
+        runner = self.runner
+        sim = runner.sim.sim
+        loop = runner.loop.loop
+        now = runner.loop.clock()
+        mcu, station = loop.mcu.health(now), loop.station_link.health(now)
+        timing = runner.loop.stats.summary()
+        wall = time.monotonic() - self.wall_start
+        return {
+            "sim_time": sim.time,
+            "wall_time": wall,
+            "rtf": sim.time / wall if wall > 0 else 0.0,
+            # The physics keeps yaw unwound (turns add up); the pose reads in (-pi, pi].
+            "pose": (float(sim.x[0]), float(sim.y[0]), wrap_angle(float(sim.yaw[0]))),
+            "boards_down": sim.geometry.boards_down,
+            "boards": len(sim.world.boards),
+            "mode": loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else ""),
+            "held_by": ", ".join(loop.holding_reasons) or "-",
+            "mcu_alive": mcu.alive,
+            "mcu_rtt_ms": mcu.rtt_last * 1e3,
+            "station": "never heard" if station.since_last_heard < 0 else ("ok" if station.alive else "lost"),
+            "jitter_p99_us": timing.jitter_p99 * 1e6,
+            "frames": loop.frames,
+        }
+
+
+def render(status: dict[str, Any]) -> Any:
+    """The live status as a rich table."""
+    from rich.table import Table  # noqa: PLC0415 - only for the live display
+
+    table = Table(title="HIL simulation", show_header=False, min_width=56)
+    x, y, yaw = status["pose"]
+    rows = [
+        (
+            "sim time",
+            f"{status['sim_time']:8.2f} s   (wall {status['wall_time']:.1f} s, RTF {status['rtf']:.2f})",
+        ),
+        ("robot 0", f"x {x:+.3f} m  y {y:+.3f} m  yaw {yaw:+.2f} rad"),
+        ("boards down", f"{status['boards_down']} of {status['boards']}"),
+        ("control", f"{status['mode']}, motors held by: {status['held_by']}"),
+        (
+            "MCU link",
+            f"{'alive' if status['mcu_alive'] else 'LOST'}, HBB round trip {status['mcu_rtt_ms']:.2f} ms",
+        ),
+        ("station link", status["station"]),
+        ("loop", f"{status['frames']} frames, jitter p99 {status['jitter_p99_us']:.0f} us"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+def check_report_folder(folder: Path) -> None:
+    """Make ``folder`` (and its parents) and check a file can be written in it.
+
+    Raises:
+        HilBringupError: naming the folder and why not.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise HilBringupError(f"report folder {folder}: cannot write there: {exc.strerror or exc}") from exc
+
+
+def graph_options(args: argparse.Namespace) -> GraphOptions:
+    """The run's options from the command line (:func:`parse`).
+
+    Raises:
+        HilBringupError: an option the runner cannot run (``--mcu serial``) or a bad combination.
+    """
+    given = from_namespace(GraphOptions, args)
+    if given["mcu"] == "serial":
+        raise HilBringupError("--mcu serial: real boards run with hardware.launch.py, not hil_sim_runner")
+    faults = args.faults or args.fault_drop is not None or args.fault_corrupt is not None
+    return GraphOptions(**{**given, "faults": faults})
+
+
+def run(
+    args: argparse.Namespace, *, done: DonePredicate | None = None, signals: ShutdownSignals | None = None
+) -> int:
+    """Run the graph until the duration, the boards, the task or Ctrl-C; write the report.
+
+    Args:
+        args: the parsed options (:func:`parse`).
+        done: the task's done predicate; None: the behaviour's (:func:`task_done`).
+        signals: what ends the run early; None: nothing (main() passes the process's
+            SIGINT/SIGTERM, installed before the graph's modules were imported).
+
+    Raises:
+        HilBringupError: ``--until-done`` with a behaviour that has no task, or a
+            report folder that cannot be written (checked before the run).
+    """
+    if args.until_done and done is None and args.behaviour == "manual":
+        raise HilBringupError("--until-done needs a behaviour with a task (boards or light); MANUAL has none")
+    if done is None and args.behaviour != "manual":
+        done = task_done(args.behaviour)
+        if args.behaviour == "swarm":
+            done = partial(swarm_gathered, robots=args.hil_robots)  # the robots that have a loop
+    watch = DoneWatch(done) if done is not None else None
+    options = graph_options(args)
+    folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
+    check_report_folder(folder)  # now: a run's results are lost if the folder fails at the end
+    # Imported only now, after main() installed the signal handlers: rclpy, the nodes
+    # and numpy take a second or more to import under load.
+    from hil_bringup.core.link_faults import fault_summary  # noqa: PLC0415
+    from hil_bringup.core.report import RunLog, write_report  # noqa: PLC0415
+    from hil_bringup.graph_runner import GraphRunner  # noqa: PLC0415
+    from hil_bringup.link_report import link_fault_report  # noqa: PLC0415
+
+    signals = signals if signals is not None else ShutdownSignals()  # never installed
+    started = time.monotonic()
+    runner = GraphRunner(options)
+    status = Status(runner)
+    log = RunLog(runner.sim.sim.world)
+    print(
+        f"hil_sim_runner: started in {time.monotonic() - started:.2f} s "
+        f"({'lockstep, as fast as possible' if runner.lockstep else f'rtf {options.rtf:g}'})",
+        flush=True,
+    )
+    ending: Ending = "stopped"
+    try:
+        if not signals.requested:  # a signal while the graph was being built: no run
+            runner.start()
+            ending = _drive(runner, args, status, log, signals, watch=watch)
+    finally:
+        # The handlers stay in place: a late signal must not kill the process while
+        # it stops or writes the report.
+        snapshot = status.snapshot()
+        log.metrics.update(_metrics(snapshot, runner, options))
+        log.metrics["done"] = watch.done if watch is not None else None
+        log.metrics["done_at_s"] = (
+            round(watch.done_at, 3) if watch is not None and watch.done_at is not None else None
+        )
+        log.metrics.update(_swarm_metrics(runner, options, log))
+        link_faults = link_fault_report(runner)
+        if link_faults is not None:
+            log.metrics["link_faults"] = link_faults
+        failure = runner.failure()
+        log.metrics["failure"] = failure
+        runner.stop()
+    if failure is not None:
+        print(
+            f"hil_sim_runner: {failure}; the run stopped at {snapshot['sim_time']:.1f} s simulated",
+            file=sys.stderr,
+            flush=True,
+        )
+    metrics_path, picture_path = write_report(log, folder)
+    print(
+        f"hil_sim_runner: {snapshot['boards_down']} of {snapshot['boards']} boards down "
+        f"in {snapshot['sim_time']:.1f} s simulated ({snapshot['wall_time']:.1f} s wall)"
+    )
+    if watch is not None:
+        print(
+            f"hil_sim_runner: task done at {watch.done_at:.1f} s simulated"
+            if watch.done_at is not None
+            else "hil_sim_runner: task not done"
+        )
+    if link_faults is not None:
+        print(f"hil_sim_runner: link faults: {fault_summary(link_faults)}")
+    print(f"metrics: {metrics_path}")
+    print(f"picture: {picture_path}", flush=True)
+    if failure is not None:
+        return 1
+    return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
+
+
+def _drive(
+    runner: GraphRunner,
+    args: argparse.Namespace,
+    status: Status,
+    log: RunLog,
+    signals: ShutdownSignals,
+    *,
+    watch: DoneWatch | None,
+) -> Ending:
+    sim_node = runner.sim
+    sim = sim_node.sim
+    next_sample = 0.0
+    next_print = time.monotonic()
+    live = None
+    if not args.headless:
+        from rich.live import Live  # noqa: PLC0415 - only for the live display
+
+        live = Live(render(status.snapshot()), refresh_per_second=4)
+        live.start()
+    ending: Ending | None = None
+    next_check = time.monotonic()
+    try:
+        while ending is None and not signals.requested:
+            check = time.monotonic() >= next_check
+            next_check = time.monotonic() + FAILURE_CHECK_PERIOD_S if check else next_check
+            if not _advance(runner, signals, check_failure=check):
+                return "failed"  # a part of the run died; run() reports it
+            with sim_node.lock:
+                t = sim.time
+                if t >= next_sample:
+                    next_sample = t + SAMPLE_PERIOD
+                    log.sample(
+                        t,
+                        float(sim.x[0]),
+                        float(sim.y[0]),
+                        bool(sim.led[0] > 0.5),
+                        [bool(s) for s in sim.geometry.standing],
+                    )
+                    log.sample_others(t, sim.x, sim.y)
+                down = sim.geometry.boards_down
+                settled = watch is not None and watch.update(t, sim)
+            ending = _ending(args, t, down, settled=settled)
+            if ending is None and time.monotonic() >= next_print:
+                next_print = time.monotonic() + (0.25 if live else 5.0)
+                snapshot = status.snapshot()
+                if live is not None:
+                    live.update(render(snapshot))
+                else:
+                    print(
+                        f"  t {snapshot['sim_time']:7.1f} s  RTF {snapshot['rtf']:5.2f}  "
+                        f"boards down {snapshot['boards_down']}/{snapshot['boards']}  "
+                        f"MCU {'alive' if snapshot['mcu_alive'] else 'LOST'}",
+                        flush=True,
+                    )
+    finally:
+        with sim_node.lock:  # the last moment too, whatever ended the run
+            log.sample(
+                sim.time,
+                float(sim.x[0]),
+                float(sim.y[0]),
+                bool(sim.led[0] > 0.5),
+                [bool(s) for s in sim.geometry.standing],
+            )
+        if live is not None:
+            live.stop()
+    return ending or "stopped"
+
+
+def _advance(runner: GraphRunner, signals: ShutdownSignals, *, check_failure: bool) -> bool:
+    """One lockstep period, or a short wait in real time; False once a part of the run has died."""
+    if runner.lockstep:
+        try:
+            runner.step()
+        except HilError:
+            if runner.failure() is None:
+                raise
+            return False
+    else:
+        signals.wait(0.02)
+    return not check_failure or runner.failure() is None
+
+
+def _ending(args: argparse.Namespace, t: float, down: int, *, settled: bool) -> Ending | None:
+    """Why the run ends at simulated time ``t``, if it does."""
+    if args.until_done and settled:
+        return "done"
+    if args.duration and t >= args.duration:
+        return "duration"
+    if args.until_boards_down and down >= args.until_boards_down:
+        return "boards"
+    return None
+
+
+def _swarm_metrics(runner: GraphRunner, options: GraphOptions, log: RunLog) -> dict[str, Any]:
+    """Arrival times at the light (swarm) and the radio's counters (radio)."""
+    metrics: dict[str, Any] = {}
+    if options.behaviour == "swarm":
+        light = runner.sim.sim.world.light
+        arrivals = log.first_within(GATHER_RADIUS, light.x, light.y)
+        metrics["arrival_times_s"] = {
+            str(robot): None if t is None else round(t, 3)
+            for robot, t in arrivals.items()
+            if robot < options.hil_robots
+        }
+    if runner.sim.radio is not None:
+        metrics["radio"] = {**runner.sim.radio.stats()["total"], "module_errors": runner.sim.radio_errors}  # type: ignore[dict-item]
+    return metrics
+
+
+def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOptions) -> dict[str, Any]:
+    loop = runner.loop.loop
+    metrics: dict[str, Any] = {
+        "boards_down": snapshot["boards_down"],
+        "boards": snapshot["boards"],
+        "sim_duration_s": round(snapshot["sim_time"], 3),
+        "wall_duration_s": round(snapshot["wall_time"], 3),
+        "rtf": round(snapshot["rtf"], 3),
+        "mode": "lockstep" if runner.lockstep else f"real time, rtf {options.rtf:g}",
+        "physics": runner.sim.sim.backend,
+        "seed": options.seed,
+        "robots": options.robots,
+        "hil_robots": options.hil_robots,
+        "final_pose": [round(v, 4) for v in snapshot["pose"]],
+        "loop_frames": snapshot["frames"],
+        "loop_jitter_p99_us": None if runner.lockstep else round(snapshot["jitter_p99_us"], 1),
+    }
+    metrics["mcu_rtt_ms"] = {
+        "last": round(loop.mcu.rtt_last * 1e3, 3),
+        "p50": round(loop.mcu.rtt_percentile(50) * 1e3, 3),
+        "p99": round(loop.mcu.rtt_percentile(99) * 1e3, 3),
+        "max": round(loop.mcu.rtt_max * 1e3, 3),
+    }
+    # Every failsafe the loop has: with a clock_timeout (a real-time run on /clock) also `clock`.
+    metrics["failsafe_events"] = {name: loop.failsafes.trips(name) for name in loop.failsafes.names}
+    metrics["mcu_errors"] = sum(loop.mcu_errors.values())
+    metrics["lines_dropped"] = loop.decoder.stats.dropped_total
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the simulation; exit 2 on a bad configuration (SIGINT/SIGTERM: a normal end)."""
+    signals = shutdown_signals()
+    remove_dead_dds_segments()
+    args = parse(argv)
+    try:
+        return run(args, signals=signals)
+    except HilError as exc:
+        print(f"hil_sim_runner: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        ignore_further_stop_signals()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The lockstep runner's pty reads: every byte the in-process peer wrote, also after a replug."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from geometry_msgs.msg import Twist
+
+from hil_bridge.core.serial_link import LinkState
+from hil_bringup.core.graph import GraphOptions
+from hil_bringup.graph_runner import GraphRunner
+
+
+@pytest.mark.ros
+def test_lockstep_reads_are_paired_again_after_an_unplug_and_replug() -> None:
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="virtual", behaviour="boards"))
+    runner.start()
+    try:
+        mcu = runner.mcu
+        assert mcu is not None
+        for _ in range(2):
+            for _ in range(100):
+                runner.step()
+            mcu.unplug()  # type: ignore[union-attr]
+            for _ in range(10):
+                runner.step()
+            mcu.plug()  # type: ignore[union-attr]
+            deadline = time.monotonic() + 30.0  # a wall-clock bound in case the reopen never comes
+            while runner.loop.link.state is not LinkState.OPEN and time.monotonic() < deadline:
+                runner.step()
+        for _ in range(200):  # traffic on the new ptys
+            runner.step()
+        ends = [runner.loop.link, runner.bridge.link, mcu.command, mcu.signal]  # type: ignore[union-attr]
+        assert all(end.owed is not None for end in ends)
+        # A new pty counted against everything written to the old one would give up
+        # waiting (a short read) on every replug.
+        assert [end.owed.short_reads for end in ends if end.owed] == [0, 0, 0, 0]
+        assert runner.loop.link.generation == 3  # opened, and reopened after each replug
+    finally:
+        runner.stop()
+
+
+def test_every_hil_robot_runs_on_its_own_loop_and_the_others_follow_cmd_vel() -> None:
+    runner = GraphRunner(GraphOptions(rtf=0.0, robots=4, hil_robots=3, behaviour="boards"))
+    runner.start()
+    try:
+        sim = runner.sim.sim
+        start_x, start_yaw = sim.x.copy(), sim.yaw.copy()
+        cmd = Twist()
+        cmd.linear.x = 0.1
+        runner.sim.on_cmd_vel(3, cmd)  # the callback of robot_3/cmd_vel
+        while sim.time < 3.0:
+            runner.step()
+        turned = abs(sim.yaw - start_yaw)
+        assert all(turned[:3] > 0.5), turned  # each HIL robot's star search begins with a scan
+        assert sim.x[3] - start_x[3] > 0.02  # robot 3 drove forward on its cmd_vel ...
+        assert turned[3] < 0.05
+        assert sim.v[3] == pytest.approx(0.0, abs=1e-3)  # ... and stopped after cmd_vel_timeout
+        assert [each.loop.get_namespace() for each in runner.chains] == ["/robot_0", "/robot_1", "/robot_2"]
+        ends = [end for each in runner.chains for end in (each.loop.link, each.bridge.link)]
+        assert all(end.owed is not None and end.owed.short_reads == 0 for end in ends)
+    finally:
+        runner.stop()

@@ -1,0 +1,1 @@
+"""Shared node runtime: base error, config files, parameters, QoS, shutdown, paths, timing."""

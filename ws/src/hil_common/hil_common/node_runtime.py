@@ -1,0 +1,184 @@
+"""What every HIL node's ``main()`` and diagnostics share.
+
+The nodes each run a thread of their own beside the rclpy executor (the loops keep
+their own deadlines), so they all start, spin, stop and report the same way:
+
+* :func:`run_node`: ``rclpy.init``, build the node, ``start()`` its thread, spin until
+  SIGINT/SIGTERM, then ``stop()``, destroy and ``rclpy.try_shutdown()`` (``with
+  rclpy.init()`` is not used: it breaks on Jazzy). A configuration error exits 2 with
+  the message on stderr; a node whose thread failed (``failure`` set) exits 1; a
+  signal, at any moment, exits 0. The signals are the process's own
+  (:mod:`hil_common.core.shutdown`), not rclpy's: a handler only notes the request,
+  the main thread spins in short slices and looks at it, so nothing is interrupted
+  half way and a second signal changes nothing. Fast DDS segments left by killed
+  processes are removed first (:mod:`hil_common.core.leftovers`).
+* :func:`node_thread`: the worker thread, whose unexpected exception is logged as
+  fatal, kept as the node's ``failure`` and shuts the node's context down, so the
+  process exits 1 instead of running on without its loop.
+* :func:`diagnostic_array`: one stamped DiagnosticArray with one status.
+* :data:`CLOCK_TIMEOUT` and :func:`sim_clock_of`: a node on ``use_sim_time`` watches
+  its simulated clock (:mod:`hil_common.core.clock_watch`) and reports a clock that
+  stopped (the world is gone) as an ERROR in its diagnostics.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import rclpy
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+
+from hil_common.core.clock_watch import ClockWatch
+from hil_common.core.leftovers import remove_dead_dds_segments
+from hil_common.core.param_spec import ParamSpec
+from hil_common.core.shutdown import deferred_signals, shutdown_signals
+
+#: Longest the main thread spins before it looks at the stop request again (a signal
+#: handler runs only between Python bytecodes, not inside the executor's wait).
+SPIN_SLICE_S = 0.05
+
+#: The parameter of the nodes that watch their simulated clock (robot side: MCUs, bridge, loop).
+CLOCK_TIMEOUT = ParamSpec(
+    "clock_timeout",
+    1.0,
+    "With use_sim_time: wall seconds without /clock progress before the simulated clock counts as"
+    " stopped (the world is gone): an ERROR in diagnostics, and the control loop stops the motors.",
+    min=0.05,
+    max=3600.0,
+)
+
+
+class ThreadedNode(Protocol):
+    """A node with a worker thread."""
+
+    def start(self) -> None:
+        """Start the worker thread."""
+
+    def stop(self) -> None:
+        """Stop the worker thread and release what it holds."""
+
+    def destroy_node(self) -> Any:
+        """Rclpy's Node.destroy_node."""
+
+
+def run_node(
+    factory: Callable[[], ThreadedNode],
+    *,
+    name: str,
+    config_errors: tuple[type[Exception], ...],
+    args: list[str] | None = None,
+) -> int:
+    """Run one node until SIGINT/SIGTERM or its thread fails; returns the exit status."""
+    signals = shutdown_signals()  # a console_main entry installed them before the imports
+    remove_dead_dds_segments()
+    if signals.requested:
+        return 0
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    node: ThreadedNode | None = None
+    executor: SingleThreadedExecutor | None = None
+    try:
+        node = factory()
+        # A signal during construction is seen here: the node never starts.
+        if not signals.requested:
+            node.start()
+            executor = SingleThreadedExecutor()
+            executor.add_node(node)  # type: ignore[arg-type]
+            # A failed node thread shuts the context down (node_thread).
+            while not signals.requested and rclpy.ok():
+                executor.spin_once(timeout_sec=SPIN_SLICE_S)
+    except config_errors as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    except ExternalShutdownException:
+        pass
+    finally:
+        with deferred_signals():
+            if executor is not None:
+                executor.shutdown(timeout_sec=1.0)
+            if node is not None:
+                node.stop()
+                node.destroy_node()
+            rclpy.try_shutdown()
+    return 1 if getattr(node, "failure", None) is not None else 0
+
+
+def node_thread(
+    node: Node, body: Callable[[], None], *, name: str, stopping: threading.Event
+) -> threading.Thread:
+    """A daemon thread running ``body`` for ``node`` (not started).
+
+    An exception while ``stopping`` is clear and the context is up is a failure:
+    logged, stored as ``node.failure`` and the context shut down. During shutdown
+    (``stop()`` set ``stopping``, or the context went down) it is expected and dropped.
+    """
+
+    def guarded() -> None:
+        try:
+            body()
+        except Exception as exc:
+            if stopping.is_set() or not node.context.ok():
+                return
+            node.failure = exc  # type: ignore[attr-defined]
+            node.get_logger().fatal(f"{name} thread stopped: {type(exc).__name__}: {exc}")
+            node.context.try_shutdown()
+
+    node.failure = None  # type: ignore[attr-defined]
+    return threading.Thread(target=guarded, name=name, daemon=True)
+
+
+def diagnostic_array(
+    node: Node,
+    *,
+    name: str,
+    level: bytes,
+    message: str,
+    values: Mapping[str, object],
+    hardware_id: str = "",
+    stamp: Time | None = None,
+) -> DiagnosticArray:
+    """A DiagnosticArray holding one status named ``<node>: <name>``, stamped now (or ``stamp``)."""
+    array = DiagnosticArray(
+        status=[
+            DiagnosticStatus(
+                level=level,
+                name=f"{node.get_name()}: {name}",
+                message=message,
+                hardware_id=hardware_id,
+                values=[KeyValue(key=key, value=str(value)) for key, value in values.items()],
+            )
+        ]
+    )
+    array.header.stamp = stamp if stamp is not None else node.get_clock().now().to_msg()
+    return array
+
+
+class SimClock:
+    """A node's simulated clock (``use_sim_time``), read as it works and watched for progress."""
+
+    def __init__(self, node: Node, timeout: float) -> None:
+        self._clock = node.get_clock()
+        #: The readings against the wall clock.
+        self.watch = ClockWatch(timeout, start=time.monotonic())
+
+    def reading(self) -> float:
+        """The simulated time now, s (0 before the first ``/clock``)."""
+        return self._clock.now().nanoseconds * 1e-9
+
+    def stopped(self) -> str | None:
+        """Read the clock: None while it moves, else what is wrong, for diagnostics."""
+        now = time.monotonic()
+        self.watch.observe(self.reading(), now)
+        return self.watch.describe(now) if self.watch.stalled(now) else None
+
+
+def sim_clock_of(node: Node, timeout: float) -> SimClock | None:
+    """``node``'s :class:`SimClock` if it is on ``use_sim_time``, else None (nothing to watch)."""
+    return SimClock(node, timeout) if node.get_parameter("use_sim_time").value else None

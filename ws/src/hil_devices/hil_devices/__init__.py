@@ -1,0 +1,1 @@
+"""Device library: devices, handler templates, device sets, wiring, boards, robot profiles."""

@@ -1,0 +1,1 @@
+"""Firmware tooling: bridge-board sketches, AVR builds, thesis import (hil_sketch)."""

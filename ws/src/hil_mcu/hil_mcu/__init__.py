@@ -1,0 +1,1 @@
+"""Simulated MCUs: the virtual MCU and the robot firmware in simavr, and their nodes."""

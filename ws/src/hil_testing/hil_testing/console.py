@@ -1,0 +1,13 @@
+"""Console scripts of hil_testing (setup.py), with SIGINT/SIGTERM handled from the start.
+
+Each entry installs the stop signals (:mod:`hil_common.core.shutdown`) before it imports
+its module, whose imports (rclpy, messages, numpy) take a good part of a second: a
+signal then is a clean stop with status 0 too, not a KeyboardInterrupt traceback or
+death by SIGTERM.
+"""
+
+from hil_common.core.shutdown import console_main
+
+hil_step = console_main("hil_testing.step_node")
+hil_goto = console_main("hil_testing.goto_node")
+hil_scenario = console_main("hil_testing.hil_scenario")

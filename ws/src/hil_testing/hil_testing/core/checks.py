@@ -1,0 +1,472 @@
+"""The assertions of a HIL scenario, judged on observations of the run.
+
+A run is seen as one :class:`Observation` per lockstep period (the robot's pose and
+speed, boards down, the loop's failsafes, the latest telemetry, the tasks' state;
+the heartbeat round trips in the final one). Each check takes every observation,
+says which simulated interval it is about (:meth:`Check.window`), when its verdict
+can no longer change (:meth:`Check.decided`) and gives a :class:`Verdict` at the
+end. Checks keep state: make fresh ones per run.
+
+Time windows are closed intervals of simulated seconds; ``None`` is the whole run,
+``[0, duration]``: such a check is decided early only by a failure, so a run ends
+before its duration only when every verdict is settled. :class:`Judged` keeps a
+check's account of a run: the span its verdict covers, and an error (never a pass)
+when the run ended before the check's window did.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from hil_testing.core.goto import GotoResult
+
+#: Slack on window edges, against the rounding of accumulated step times.
+EPS = 1e-9
+Window = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The run at one moment, as the checks see it (simulated seconds, SI units)."""
+
+    t: float
+    x: float
+    y: float
+    yaw: float
+    v: float
+    w: float
+    boards_down: int
+    boards: int
+    #: The loop's failsafes holding the motors now.
+    failsafes: frozenset[str] = frozenset()
+    #: Latest value of every telemetry field, by list (``{"TL2": {"heading_deg": 12.0}}``).
+    telemetry: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: Whether each task (``boards``, ``light``) is done now.
+    tasks: Mapping[str, bool] = field(default_factory=dict)
+    #: Heartbeat round trip statistics in ms by link (``{"mcu": {"max": 33.4}}``), in the final one only.
+    rtt_ms: Mapping[str, Mapping[str, float]] | None = None
+
+    def state(self, name: str) -> float:
+        """The robot state field ``name`` (x, y, yaw, v, w)."""
+        value: float = getattr(self, name)
+        return value
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A check's outcome, with what was seen."""
+
+    passed: bool
+    detail: str
+    #: The simulated interval the verdict covers; None: none of the check's window.
+    span: Window | None = None
+    #: The run did not reach what the check needs (an error, not a failure).
+    error: bool = False
+
+
+class Check(Protocol):
+    """An assertion of a scenario, judged on the run's observations."""
+
+    #: What it asserts, in words (the JUnit test case's name).
+    label: str
+
+    def window(self, duration: float) -> Window:
+        """The simulated interval it is about, in a run of ``duration`` s (the whole run: [0, duration])."""
+
+    def observe(self, obs: Observation) -> None:
+        """One period's observation."""
+
+    def decided(self) -> bool:
+        """The verdict can no longer change."""
+
+    def verdict(self, final: Observation) -> Verdict:
+        """The outcome, given the last observation of the run."""
+
+
+def window_text(window: Window | None) -> str:
+    """``during [a, b] s``, or ``over the run``."""
+    return "over the run" if window is None else f"during [{window[0]:g}, {window[1]:g}] s"
+
+
+def in_window(window: Window | None, t: float) -> bool:
+    """``t`` is in ``window`` (None: always)."""
+    return window is None or window[0] - EPS <= t <= window[1] + EPS
+
+
+@dataclass
+class _Deadline:
+    """Passes once its condition has held at some moment up to ``by``."""
+
+    label: str
+    by: float
+    passed_at: float | None = None
+    last_t: float = -math.inf
+
+    def window(self, duration: float) -> Window:
+        """From the start to the deadline."""
+        return 0.0, self.by
+
+    def holds(self, obs: Observation) -> bool:
+        """The condition, now."""
+        raise NotImplementedError
+
+    def missed(self, final: Observation) -> str:
+        """Why it did not pass, in words."""
+        return f"run ended at {final.t:.2f} s"
+
+    def observe(self, obs: Observation) -> None:
+        """Note the first moment the condition holds, before the deadline."""
+        self.last_t = obs.t
+        if self.passed_at is None and obs.t <= self.by + EPS and self.holds(obs):
+            self.passed_at = obs.t
+
+    def decided(self) -> bool:
+        """Passed, or past the deadline."""
+        return self.passed_at is not None or self.last_t > self.by + EPS
+
+    def verdict(self, final: Observation) -> Verdict:
+        """When it held, or that it did not."""
+        if self.passed_at is not None:
+            return Verdict(True, f"at {self.passed_at:.2f} s")
+        return Verdict(False, f"not by {self.by:g} s ({self.missed(final)})")
+
+
+@dataclass
+class BoardsDown(_Deadline):
+    """At least ``count`` boards down by ``by`` (None: every board of the world)."""
+
+    count: int | None = None
+    most: int = 0
+
+    def holds(self, obs: Observation) -> bool:
+        """Enough boards are down."""
+        self.most = max(self.most, obs.boards_down)
+        return obs.boards_down >= (obs.boards if self.count is None else self.count)
+
+    def missed(self, final: Observation) -> str:
+        """How many did fall."""
+        return f"{self.most} of {final.boards} down"
+
+
+@dataclass
+class TaskDone(_Deadline):
+    """A behaviour's task (:mod:`hil_bringup.core.done`) done by ``by``."""
+
+    task: str = "boards"
+
+    def holds(self, obs: Observation) -> bool:
+        """The task is done."""
+        return bool(obs.tasks.get(self.task, False))
+
+
+@dataclass(frozen=True)
+class Region:
+    """An axis-aligned box (``x``, ``y`` intervals) or a circle (``center``, ``radius``)."""
+
+    x: Window | None = None
+    y: Window | None = None
+    center: tuple[float, float] | None = None
+    radius: float = 0.0
+
+    def contains(self, px: float, py: float) -> bool:
+        """(px, py) is in the region."""
+        if self.center is not None:
+            return math.hypot(px - self.center[0], py - self.center[1]) <= self.radius
+        x, y = self.x or (-math.inf, math.inf), self.y or (-math.inf, math.inf)
+        return x[0] <= px <= x[1] and y[0] <= py <= y[1]
+
+    def __str__(self) -> str:
+        if self.center is not None:
+            return f"within {self.radius:g} m of ({self.center[0]:g}, {self.center[1]:g})"
+        x, y = self.x or (-math.inf, math.inf), self.y or (-math.inf, math.inf)
+        return f"in x [{x[0]:g}, {x[1]:g}], y [{y[0]:g}, {y[1]:g}]"
+
+
+@dataclass
+class Inside:
+    """Robot 0 in a region: ``at`` a moment, all ``during`` a window, or at some moment ``by``."""
+
+    label: str
+    region: Region
+    at: float | None = None
+    during: Window | None = None
+    by: float | None = None
+    failure: str | None = None
+    success: str | None = None
+    seen: bool = False
+
+    def window(self, duration: float) -> Window:
+        """The moment, the window, or from the start to the deadline."""
+        if self.at is not None:
+            return self.at, self.at
+        if self.during is not None:
+            return self.during
+        return 0.0, self.by if self.by is not None else duration
+
+    def observe(self, obs: Observation) -> None:
+        """Judge the moment, the window or the deadline."""
+        if self.decided():
+            return
+        inside = self.region.contains(obs.x, obs.y)
+        where = f"({obs.x:.3f}, {obs.y:.3f}) at {obs.t:.2f} s"
+        if self.at is not None:
+            if obs.t >= self.at - EPS:
+                self.success, self.failure = (where, None) if inside else (None, f"at {where}")
+        elif self.during is not None:
+            if in_window(self.during, obs.t):
+                self.seen = True
+                if not inside:
+                    self.failure = f"left it: {where}"
+            elif obs.t > self.during[1] and self.seen:
+                self.success = "throughout"
+        elif self.by is not None:
+            if obs.t <= self.by + EPS and inside:
+                self.success = where
+            elif obs.t > self.by + EPS:
+                self.failure = f"not by {self.by:g} s (at {where})"
+
+    def decided(self) -> bool:
+        """Judged."""
+        return self.failure is not None or self.success is not None
+
+    def verdict(self, final: Observation) -> Verdict:
+        """Where the robot was."""
+        if self.failure is not None:
+            return Verdict(False, self.failure)
+        if self.success is not None:
+            return Verdict(True, self.success)
+        if self.during is not None and self.seen:
+            return Verdict(True, f"throughout (run ended at {final.t:.2f} s)")
+        return Verdict(False, f"not judged: the run ended at {final.t:.2f} s")
+
+
+@dataclass
+class Bounded:
+    """A value (a robot state, or a telemetry field) within [minimum, maximum] all ``during`` a window."""
+
+    label: str
+    minimum: float
+    maximum: float
+    during: Window | None
+    state: str = ""  # a robot state field, or ...
+    telemetry: tuple[str, str] | None = None  # ... a telemetry (list, field)
+    failure: str | None = None
+    samples: int = 0
+    low: float = math.inf
+    high: float = -math.inf
+    last_t: float = -math.inf
+
+    def window(self, duration: float) -> Window:
+        """Its window, or the whole run."""
+        return self.during if self.during is not None else (0.0, duration)
+
+    def value(self, obs: Observation) -> float | None:
+        """The value now (None: no such telemetry yet)."""
+        if self.telemetry is None:
+            return obs.state(self.state)
+        values = obs.telemetry.get(self.telemetry[0])
+        return None if values is None else values.get(self.telemetry[1])
+
+    def observe(self, obs: Observation) -> None:
+        """Check the value if the moment is in the window."""
+        self.last_t = obs.t
+        if self.failure is not None or not in_window(self.during, obs.t):
+            return
+        value = self.value(obs)
+        if value is None:
+            return
+        self.samples += 1
+        self.low, self.high = min(self.low, value), max(self.high, value)
+        if not self.minimum <= value <= self.maximum:
+            self.failure = f"{value:g} at {obs.t:.2f} s"
+
+    def decided(self) -> bool:
+        """Out of bounds, or the window is over."""
+        return self.failure is not None or (self.during is not None and self.last_t > self.during[1] + EPS)
+
+    def verdict(self, final: Observation) -> Verdict:
+        """The range seen, or the first value out of bounds."""
+        if self.failure is not None:
+            return Verdict(False, self.failure)
+        if self.samples == 0:
+            what = "telemetry" if self.telemetry else "observation"
+            return Verdict(False, f"no {what} {window_text(self.during)}")
+        return Verdict(True, f"{self.samples} samples in [{self.low:g}, {self.high:g}]")
+
+
+@dataclass
+class NoFailsafe:
+    """None of ``reasons`` holds the motors at any moment of the window."""
+
+    label: str
+    reasons: tuple[str, ...]
+    during: Window | None
+    failure: str | None = None
+    last_t: float = -math.inf
+
+    def window(self, duration: float) -> Window:
+        """Its window, or the whole run."""
+        return self.during if self.during is not None else (0.0, duration)
+
+    def observe(self, obs: Observation) -> None:
+        """Note the first failsafe in the window."""
+        self.last_t = obs.t
+        if self.failure is None and in_window(self.during, obs.t):
+            tripped = sorted(set(self.reasons) & obs.failsafes)
+            if tripped:
+                self.failure = f"{', '.join(tripped)} failsafe at {obs.t:.2f} s"
+
+    def decided(self) -> bool:
+        """A failsafe came, or the window is over."""
+        return self.failure is not None or (self.during is not None and self.last_t > self.during[1] + EPS)
+
+    def verdict(self, final: Observation) -> Verdict:
+        """The first failsafe, or none."""
+        return Verdict(self.failure is None, self.failure or "none")
+
+
+@dataclass
+class FailsafeTrips:
+    """The ``reason`` failsafe begins to hold the motors at a moment within ``between``."""
+
+    label: str
+    reason: str
+    between: Window
+    tripped_at: float | None = None
+    trips: list[float] = field(default_factory=list)
+    active: bool = False
+    last_t: float = -math.inf
+
+    def window(self, duration: float) -> Window:
+        """Where the trip must begin."""
+        return self.between
+
+    def observe(self, obs: Observation) -> None:
+        """Note when the failsafe begins to hold."""
+        self.last_t = obs.t
+        now_active = self.reason in obs.failsafes
+        if now_active and not self.active:
+            self.trips.append(obs.t)
+            if self.tripped_at is None and in_window(self.between, obs.t):
+                self.tripped_at = obs.t
+        self.active = now_active
+
+    def decided(self) -> bool:
+        """Tripped in the window, or the window is over."""
+        return self.tripped_at is not None or self.last_t > self.between[1] + EPS
+
+    def verdict(self, final: Observation) -> Verdict:
+        """When it tripped."""
+        if self.tripped_at is not None:
+            return Verdict(True, f"tripped at {self.tripped_at:.2f} s")
+        seen = ", ".join(f"{t:.2f}" for t in self.trips) or "never"
+        return Verdict(False, f"trips at: {seen} s")
+
+
+@dataclass
+class RttBelow:
+    """A link's heartbeat round trip statistic at most ``max_ms``, over the run."""
+
+    label: str
+    link: str
+    max_ms: float
+    statistic: str
+
+    def window(self, duration: float) -> Window:
+        """The whole run."""
+        return 0.0, duration
+
+    def observe(self, obs: Observation) -> None:
+        """Nothing: judged on the final observation."""
+
+    def decided(self) -> bool:
+        """Only at the end."""
+        return False
+
+    def verdict(self, final: Observation) -> Verdict:
+        """The statistic against the bound."""
+        value = (final.rtt_ms or {}).get(self.link, {}).get(self.statistic)
+        if value is None or not math.isfinite(value) or value <= 0:
+            return Verdict(False, f"no round trip measured on the {self.link} link")
+        return Verdict(value <= self.max_ms, f"{self.statistic} {value:.2f} ms")
+
+
+@dataclass
+class GotoCheck:
+    """A goto of the timeline reached its goal (judged from its result)."""
+
+    label: str
+    #: When the goto begins, and when it must be over (timeout and settle included).
+    at: float = 0.0
+    until: float = 0.0
+    result: GotoResult | None = None
+    started: bool = False
+
+    def window(self, duration: float) -> Window:
+        """From its start to its timeout and settle."""
+        return self.at, self.until
+
+    def observe(self, obs: Observation) -> None:
+        """Nothing: the runner hands over the goto's result."""
+
+    def decided(self) -> bool:
+        """The goto has finished."""
+        return self.result is not None
+
+    def verdict(self, final: Observation) -> Verdict:
+        """Reached or not, and the final error."""
+        r = self.result
+        if r is None:
+            state = "not started" if not self.started else "not finished"
+            return Verdict(False, f"{state} when the run ended ({final.t:.2f} s)")
+        return Verdict(
+            r.reached,
+            f"{'reached' if r.reached else 'not reached'} in {r.time:.2f} s, error "
+            f"{r.position_error * 100:.1f} cm, {math.degrees(r.yaw_error):+.1f} deg",
+        )
+
+
+@dataclass
+class Judged:
+    """A check's account of one run: what it saw, when its verdict settled, what that covers."""
+
+    check: Check
+    #: The run's duration (the window of a check over the whole run).
+    duration: float
+    #: The first observation at which the check was decided; None: not (yet).
+    decided_at: float | None = None
+    #: The last observation's time; None: none yet.
+    last_t: float | None = None
+
+    def observe(self, obs: Observation) -> None:
+        """Hand the check an observation; note when its verdict settles."""
+        self.check.observe(obs)
+        self.note(obs.t)
+
+    def note(self, t: float) -> None:
+        """The run has reached ``t`` (for checks decided outside :meth:`observe`, gotos)."""
+        self.last_t = t
+        if self.decided_at is None and self.check.decided():
+            self.decided_at = t
+
+    def decided(self) -> bool:
+        """The verdict can no longer change."""
+        return self.decided_at is not None
+
+    def verdict(self, final: Observation) -> Verdict:
+        """The check's verdict with the span it covers, or an error if the run fell short of it.
+
+        A check not decided when the run ended is judged only if the run reached the
+        end of its window; otherwise the run simulated less than it needs.
+        """
+        start, end = self.check.window(self.duration)
+        reached = -math.inf if self.last_t is None else self.last_t
+        if self.decided_at is None and reached < end - EPS:
+            seen = "no observation" if self.last_t is None else f"the run ended at {reached:.2f} s"
+            span = (start, reached) if reached >= start - EPS else None
+            return Verdict(False, f"not judged: {seen}, it needs [{start:g}, {end:g}] s", span, error=True)
+        settled = self.decided_at if self.decided_at is not None else reached
+        return replace(self.check.verdict(final), span=(start, max(start, min(end, settled))))

@@ -1,0 +1,323 @@
+"""A HIL run in lockstep, driven as a user drives it: for scenarios and pytest.
+
+:class:`HilSession` owns a :class:`~hil_bringup.graph_runner.GraphRunner` in lockstep
+(``rtf`` 0) and gives it operator input where the loop takes it
+(``GraphRunner.input_feeds``, the way ``hil_replay`` does): ``cmd_vel`` and
+``robotCommand`` go into the control loop's own callbacks, at simulated times that
+do not depend on DDS, so a session repeats exactly for the same seed and inputs. On
+top of that it runs the go-to and step tests' cores (:mod:`hil_testing.core.goto`,
+:mod:`hil_testing.core.step_test`) on the simulator's state, which is what ``odom``
+and ``joint_states`` carry, and injects link faults into a running graph through the
+run's fault proxies.
+
+    with HilSession(GraphOptions(behaviour="", world="empty")) as hil:
+        result = hil.goto(0.5, 0.2, 0.0, timeout=10.0)
+        assert result.reached
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from geometry_msgs.msg import Twist
+from std_msgs.msg import String
+
+from hil_bridge.core.faults import FaultModel
+from hil_bridge.core.line_protocol import Telemetry
+from hil_bringup.core.graph import GraphOptions
+from hil_bringup.graph_runner import GraphRunner
+from hil_common.errors import HilError
+from hil_sim.core.world import Pose
+from hil_testing.core.goto import GotoGains, GotoGoal, GotoResult, GotoRun
+from hil_testing.core.step_test import StepPlan, StepResult, StepRun
+from hil_testing.errors import HilTestingError
+
+if TYPE_CHECKING:
+    from hil_sim.core.simulation import Simulation
+
+#: The links a fault can be injected on (the fault proxies' names), and both.
+FAULT_LINKS = ("command", "signal", "both")
+#: What :meth:`HilSession.twist_source` returns: a twist to feed now, or None for none.
+TwistSource = Callable[[float], "tuple[float, float] | None"]
+
+
+class HilSession:
+    """The HIL graph in lockstep with a user's inputs: cmd_vel, robotCommand, faults."""
+
+    def __init__(self, options: GraphOptions, *, start: Pose | None = None) -> None:
+        """Build and start the graph (always lockstep) with robot 0 at ``start``.
+
+        Raises:
+            HilTestingError: and the errors of the nodes, on a bad configuration.
+        """
+        self.runner = GraphRunner(replace(options, rtf=0.0))
+        #: The latest values of each telemetry list (``{"TL1": {"right": .., "left": ..}}``).
+        self.telemetry: dict[str, dict[str, float]] = {}
+        #: When each list was last received (simulated s).
+        self.telemetry_time: dict[str, float] = {}
+        #: Called after every period with the session (a scenario's assertions, a recorder).
+        self.observers: list[Callable[[HilSession], None]] = []
+        #: Called with every telemetry list as it arrives.
+        self.telemetry_observers: list[Callable[[float, Telemetry], None]] = []
+        #: Called with the simulated time at each loop frame, before the input is fed (a
+        #: scenario's timeline: an input due at a frame's time reaches that frame).
+        self.input_hooks: list[Callable[[float], None]] = []
+        #: Gives the twist fed to the loop at each of its frames; None: no cmd_vel at all.
+        self.twist_source: TwistSource | None = None
+        self._commands: deque[str] = deque()
+        try:
+            if start is not None:
+                self.runner.sim.sim.teleport(0, start)
+            self.runner.loop.telemetry_taps.append(self._on_telemetry)
+            self.runner.input_feeds.append(self._feed)
+            self.runner.start()
+        except BaseException:
+            self.runner.stop()
+            raise
+
+    # --- what the run is ------------------------------------------------------------------
+
+    @property
+    def sim(self) -> Simulation:
+        """The simulation core (robot 0 is the one the HIL chain drives)."""
+        return self.runner.sim.sim
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds since the start."""
+        return self.runner.sim.sim.time
+
+    @property
+    def pose(self) -> tuple[float, float, float]:
+        """Robot 0's (x, y, yaw), as ``odom`` has it."""
+        sim = self.sim
+        return float(sim.x[0]), float(sim.y[0]), float(sim.yaw[0])
+
+    @property
+    def wheel_speeds(self) -> tuple[float, float]:
+        """Robot 0's (left, right) wheel speeds (rad/s), as ``joint_states`` has them."""
+        sim = self.sim
+        gear = sim.models[0].motor.gear_ratio
+        left, right = sim.motors.speed[0]
+        return float(left) / gear, float(right) / gear
+
+    @property
+    def failsafes(self) -> list[str]:
+        """The loop's failsafes holding the motors now (``cmd_vel``, ``mcu``, ``station``)."""
+        return list(self.runner.loop.loop.failsafes.active)
+
+    def trips(self, reason: str) -> int:
+        """How often the loop's failsafe ``reason`` has tripped."""
+        return self.runner.loop.loop.failsafes.trips(reason)
+
+    # --- time -----------------------------------------------------------------------------
+
+    def advance(self) -> None:
+        """One lockstep period (5 ms of simulated time), then the observers.
+
+        Raises:
+            HilTestingError: a part of the graph died (a firmware harness), naming it.
+        """
+        self.runner.step()
+        for observer in self.observers:
+            observer(self)
+
+    def run(self, seconds: float) -> None:
+        """Let ``seconds`` of simulated time pass."""
+        end = self.time + seconds
+        while self.time < end - 1e-9:
+            self.advance()
+
+    def wait_until(self, predicate: Callable[[], object], *, timeout: float, what: str = "") -> float:
+        """Step until ``predicate()`` is true; returns the simulated seconds it took.
+
+        Raises:
+            HilTestingError: not true within ``timeout`` simulated seconds (naming ``what``).
+        """
+        start = self.time
+        while not predicate():
+            if self.time - start >= timeout:
+                name = what or getattr(predicate, "__name__", "the condition")
+                raise HilTestingError(f"wait_until: {name} not true within {timeout:g} s of simulated time")
+            self.advance()
+        return self.time - start
+
+    # --- operator input -------------------------------------------------------------------
+
+    def hold_cmd_vel(self, linear: float, angular: float = 0.0) -> None:
+        """Send this twist on cmd_vel at every loop frame until told otherwise."""
+        twist = (float(linear), float(angular))
+        self.twist_source = lambda _now: twist
+
+    def release_cmd_vel(self) -> None:
+        """Stop sending cmd_vel (the loop's cmd_vel failsafe trips after its timeout)."""
+        self.twist_source = None
+
+    def drive(self, linear: float, angular: float = 0.0, *, seconds: float) -> None:
+        """Send a twist for ``seconds``, then a zero twist (held, as a connected teleop does)."""
+        self.hold_cmd_vel(linear, angular)
+        self.run(seconds)
+        self.hold_cmd_vel(0.0, 0.0)
+
+    def command(self, text: str) -> None:
+        """Send ``text`` on robotCommand (``STOP``, ``GO``, ``AUTO boards``...) at the next frame."""
+        self._commands.append(text)
+
+    def _feed(self, now: float) -> None:
+        for hook in self.input_hooks:
+            hook(now)
+        loop = self.runner.loop
+        while self._commands:
+            loop.on_robot_command(String(data=self._commands.popleft()))
+        if self.twist_source is None:
+            return
+        twist = self.twist_source(now)
+        if twist is None:
+            return
+        message = Twist()
+        message.linear.x, message.angular.z = twist
+        loop.on_cmd_vel(message)
+
+    def _on_telemetry(self, telemetry: Telemetry) -> None:
+        now = self.time
+        self.telemetry[telemetry.list_id] = dict(zip(telemetry.names, telemetry.values, strict=True))
+        self.telemetry_time[telemetry.list_id] = now
+        for observer in self.telemetry_observers:
+            observer(now, telemetry)
+
+    # --- the tests ------------------------------------------------------------------------
+
+    def start_goto(self, goal: GotoGoal, *, gains: GotoGains | None = None) -> GotoRun:
+        """Begin driving to ``goal`` on cmd_vel (closed loop on the pose); returns the run.
+
+        The run becomes the cmd_vel source: after it has finished it keeps sending zero.
+        """
+        run = GotoRun(goal, gains or GotoGains())
+
+        def source(now: float) -> tuple[float, float]:
+            return run.update(now, *self.pose)
+
+        self.twist_source = source
+        return run
+
+    def goto(
+        self,
+        x: float,
+        y: float,
+        yaw: float = 0.0,
+        *,
+        timeout: float = 20.0,
+        tolerance: float = 0.03,
+        yaw_tolerance: float = 0.05,
+        gains: GotoGains | None = None,
+    ) -> GotoResult:
+        """Drive to (x, y, yaw) and report the final error, the time and the path."""
+        goal = GotoGoal(x, y, yaw, tolerance=tolerance, yaw_tolerance=yaw_tolerance, timeout=timeout)
+        run = self.start_goto(goal, gains=gains)
+        # The run's own timeout ends it; the margin covers the frames before its first pose.
+        self.wait_until(lambda: run.finished, timeout=timeout + goal.settle + 1.0, what="the goto run")
+        return run.result()
+
+    def step(
+        self, left: int, right: int, seconds: float, *, settle: float = 0.5, tolerance: float = 0.2
+    ) -> StepResult:
+        """Step the motor commands to (left, right) for ``seconds`` through cmd_vel; fit the wheels.
+
+        The wheels first settle at zero for ``settle`` seconds; afterwards zero is held.
+        """
+        plan = StepPlan(
+            left=left,
+            right=right,
+            settle=settle,
+            duration=seconds,
+            geometry=self.runner.loop.loop.config.geometry,
+        )
+        run = StepRun(plan)
+
+        def sample(session: HilSession) -> None:
+            run.sample(session.time, *session.wheel_speeds)
+
+        def motor_telemetry(now: float, telemetry: Telemetry) -> None:
+            if telemetry.list_id == "TL1":
+                run.telemetry(now, dict(zip(telemetry.names, telemetry.values, strict=True)))
+
+        sample(self)
+        self.twist_source = run.command_at
+        self.observers.append(sample)
+        self.telemetry_observers.append(motor_telemetry)
+        try:
+            self.wait_until(lambda: run.finished, timeout=settle + seconds + 1.0, what="the step test")
+        finally:
+            self.observers.remove(sample)
+            self.telemetry_observers.remove(motor_telemetry)
+            self.hold_cmd_vel(0.0, 0.0)
+        return run.result(tolerance=tolerance)
+
+    # --- faults ---------------------------------------------------------------------------
+
+    def inject_fault(
+        self,
+        link: str = "both",
+        *,
+        drop: float = 0.0,
+        corrupt: float = 0.0,
+        duplicate: float = 0.0,
+        delay: float = 0.0,
+        delay_s: float | None = None,
+    ) -> None:
+        """From now on, each byte on ``link`` (both directions) suffers these faults.
+
+        Probabilities per byte (:class:`~hil_bridge.core.faults.FaultModel`); all zero
+        heals the link. The run's fault proxies carry them, so the run must have been
+        started with ``faults`` on (probabilities may be 0 until now).
+
+        Raises:
+            HilTestingError: an unknown link, a bad probability, or a run without fault proxies.
+        """
+        if link not in FAULT_LINKS:
+            raise HilTestingError(f"inject_fault: link = {link!r} is not one of {', '.join(FAULT_LINKS)}")
+        proxies = [p for p in self.runner.proxies if link in ("both", p.name)]
+        if not proxies:
+            raise HilTestingError(
+                "inject_fault: this run has no link fault proxies; start it with faults on "
+                "(GraphOptions(faults=True), a scenario's `faults:`, @pytest.mark.hil(faults=True))"
+            )
+        for proxy in proxies:
+            for channel in (proxy.down, proxy.up):
+                try:
+                    channel.model = replace(
+                        channel.model,
+                        drop=drop,
+                        corrupt=corrupt,
+                        duplicate=duplicate,
+                        delay=delay,
+                        delay_s=channel.model.delay_s if delay_s is None else delay_s,
+                    )
+                except HilError as exc:  # the fault model names the bad field
+                    raise HilTestingError(f"inject_fault: {exc}") from exc
+
+    def clear_faults(self, link: str = "both") -> None:
+        """Heal ``link``: no more faults on it from now on."""
+        self.inject_fault(link)
+
+    def fault_models(self) -> dict[str, FaultModel]:
+        """Each proxied link's current fault model (the direction towards the loop or bridge)."""
+        return {proxy.name: proxy.down.model for proxy in self.runner.proxies}
+
+    # --- the end --------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop the graph (again: nothing)."""
+        self.runner.stop()
+
+    def __enter__(self) -> HilSession:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -1,0 +1,250 @@
+"""hil_scenario: the demo suite passes in lockstep; failures, faults and bad files are reported."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from hil_common.core.shutdown import ShutdownSignals
+from hil_testing.core.junit import CaseResult, SuiteResult
+from hil_testing.core.scenario import load_scenario
+from hil_testing.hil_scenario import exit_status, run_files
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+
+
+def hil_scenario(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hil_testing.hil_scenario", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.ros
+def test_the_demo_suite_passes_and_writes_junit_and_a_report_per_scenario(tmp_path: Path) -> None:
+    result = hil_scenario("run", str(SCENARIOS), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    names = sorted(p.stem for p in SCENARIOS.glob("*.yaml"))
+    for name in names:
+        assert f"PASS {name} (" in result.stdout
+        assert (tmp_path / name / "report.png").is_file()
+        assert (tmp_path / name / "metrics.json").is_file()
+    assert "FAIL" not in result.stdout
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    assert sorted(s.get("name") for s in root.findall("testsuite")) == names  # type: ignore[type-var]
+    assert root.get("failures") == "0"
+    assert root.get("errors") == "0"
+    assert int(root.get("tests", "0")) >= 5 * len(names) // 2
+
+
+SCENARIO = """
+description: a link that goes dead for 2 s, and an assertion that cannot hold
+world: empty
+duration: 5
+timeline:
+  - {at: 0.0, cmd_vel: {linear: 0.15}}
+  - {at: 1.0, fault: {link: command, drop: 1.0, for: 2.0}}
+assertions:
+  - {failsafe: {reason: mcu, between: [2.4, 2.6]}}
+  - {state: {field: v, min: -0.005, max: 0.005, during: [2.9, 3.0]}}
+  - {state: {field: v, min: 0.1, max: 0.2, during: [4.0, 5.0]}}
+  - {inside: {x: [3, 4], y: [0, 1], at: 4.0}}
+"""
+
+
+@pytest.mark.ros
+def test_a_fault_in_the_timeline_trips_the_mcu_failsafe_and_a_failed_assertion_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "dead_link.yaml"
+    path.write_text(SCENARIO)
+    (suite,) = run_files([load_scenario(path)], out=tmp_path / "out", junit=tmp_path / "junit.xml")
+    assert [case.passed for case in suite.cases] == [True, True, True, False], suite.cases
+    failed = suite.cases[3]
+    assert failed.detail.startswith("at (")
+    out = capsys.readouterr().out
+    assert "FAIL dead_link (" in out
+    assert f"  FAIL  {failed.name}: {failed.detail}" in out
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    assert root.get("failures") == "1"
+    assert (tmp_path / "out" / "dead_link" / "metrics.json").is_file()
+
+
+def test_a_bad_scenario_file_exits_2_before_anything_runs(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text("duration: 1\nassertions: [{no_failsafe: {}}]\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("duration: 1\nassertions: [{state: {field: speed, max: 1}}]\n")
+    result = hil_scenario("run", str(good), str(bad), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert f"{bad}: assertions[0].state.field: 'speed' is not one of" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_reads_the_files_without_running_them() -> None:
+    result = hil_scenario("check", str(SCENARIOS))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("ok ") == len(list(SCENARIOS.glob("*.yaml")))
+
+
+#: The issue's example (issue 21, item 1): only a check over the whole run (then {reasons}).
+WHOLE_RUN = """
+world: empty
+duration: 20
+timeline: [{{at: 0.0, cmd_vel: {{linear: 0.2, angular: 0.0, for: 1.0}}}}]
+assertions: [{{no_failsafe: {reasons}}}]
+"""
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize(
+    ("reasons", "expected"),
+    [
+        # Any failsafe: cmd_vel goes silent at 1 s, so the cmd_vel failsafe trips 0.5 s later.
+        ("{}", ("FAIL", 1.5, "FAIL  no cmd_vel/mcu/station failsafe over the run: cmd_vel failsafe at 1.5")),
+        # The MCU's failsafe never trips: the whole 20 s are simulated, and judged.
+        ("{reasons: [mcu]}", ("PASS", 20.0, "none ([0.000, 20.000] s simulated)")),
+    ],
+    ids=["the-issues-example", "mcu-only"],
+)
+def test_a_check_over_the_whole_run_is_judged_over_the_whole_duration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reasons: str, expected: tuple[str, float, str]
+) -> None:
+    verdict, simulated, words = expected
+    path = tmp_path / "whole_run.yaml"
+    path.write_text(WHOLE_RUN.format(reasons=reasons))
+    (suite,) = run_files([load_scenario(path)], out=tmp_path / "out", junit=tmp_path / "junit.xml")
+    assert float(suite.properties["simulated_s"]) == pytest.approx(simulated, abs=0.1)
+    (case,) = suite.cases
+    assert case.verdict == verdict, case
+    assert case.span is not None and case.span[1] == pytest.approx(simulated, abs=0.1)
+    out = capsys.readouterr().out
+    assert f"{verdict} whole_run (" in out and " of 20 s simulated)" in out
+    assert words in out
+    metrics = json.loads((tmp_path / "out" / "whole_run" / "metrics.json").read_text())
+    assert metrics["scenario"]["assertions"][0]["verdict"] == verdict
+    assert metrics["scenario"]["assertions"][0]["span_s"] == [0.0, pytest.approx(simulated, abs=0.1)]
+    span = ET.parse(tmp_path / "junit.xml").getroot().find(".//testcase/properties/property[@name='span_s']")
+    assert span is not None and span.get("value", "").startswith("0.000 ")
+
+
+SPIN = """
+world: empty
+duration: 6
+timeline: [{at: 0.0, cmd_vel: {linear: 0.0, angular: 2.5}}]
+assertions: [{state: {field: yaw, min: -3.1416, max: 3.1416}}]
+"""
+
+
+@pytest.mark.ros
+def test_yaw_reads_wrapped_in_assertions_and_in_the_metrics(tmp_path: Path) -> None:
+    path = tmp_path / "spin.yaml"
+    path.write_text(SPIN)
+    (suite,) = run_files([load_scenario(path)], out=tmp_path / "out", junit=None)
+    assert suite.passed, suite.cases  # several turns, each read in (-pi, pi]
+    metrics = json.loads((tmp_path / "out" / "spin" / "metrics.json").read_text())
+    assert -math.pi <= metrics["final_pose"][2] <= math.pi
+
+
+class StopAfter(ShutdownSignals):
+    """A stop request that arrives at the ``reads``-th look (one per lockstep period)."""
+
+    def __init__(self, reads: int) -> None:
+        self.reads = reads
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def requested(self) -> bool:
+        self.reads -= 1
+        return self.reads < 0
+
+    @requested.setter
+    def requested(self, value: bool) -> None:
+        pass
+
+
+@pytest.mark.ros
+def test_a_stopped_run_is_an_error_never_a_pass(tmp_path: Path) -> None:
+    path = tmp_path / "whole_run.yaml"
+    path.write_text(WHOLE_RUN.format(reasons="{reasons: [mcu]}"))
+    signals = StopAfter(200)  # about 1 s of the 20 (5 ms periods)
+    try:
+        (suite,) = run_files([load_scenario(path)], out=None, junit=None, signals=signals)
+    finally:
+        signals.close()
+    (case,) = suite.cases
+    assert case.error and not case.passed, case
+    assert case.detail.startswith("stopped by a signal at ")
+    assert "it needs [0, 20] s" in case.detail
+    assert suite.verdict == "ERROR"
+    assert exit_status([suite], planned=1) == 1
+
+
+PASSED = SuiteResult("a", 1.0, [CaseResult("one", True, span=(0.0, 1.0))])
+FAILED = SuiteResult("b", 1.0, [CaseResult("one", False, span=(0.0, 1.0))])
+ERROR = SuiteResult("c", 1.0, [CaseResult("one", False, error=True)])
+
+
+@pytest.mark.parametrize(
+    ("results", "planned", "status"),
+    [
+        ([PASSED], 1, 0),
+        ([PASSED, FAILED], 2, 1),
+        ([PASSED, ERROR], 2, 1),
+        ([PASSED], 2, 1),  # interrupted: the second did not run
+        ([], 1, 1),
+    ],
+    ids=["passed", "failed", "error", "skipped", "none-ran"],
+)
+def test_exit_status_is_0_only_when_every_planned_assertion_passed(
+    results: list[SuiteResult], planned: int, status: int
+) -> None:
+    assert exit_status(results, planned=planned) == status
+
+
+GOOD = "duration: 5\nassertions: [{no_failsafe: {}}]\n"
+ONE = "duration: 5\nassertions: "  # and the one assertion
+BAD_WORLD = {"w.yaml": "arena: {width: 1e300}\n"}
+NOT_AN_ELF = {"fw.elf": "#!/bin/sh\n"}
+MJCF = {
+    "w.yaml": "mjcf: a.xml\n",
+    "a.xml": "<mujoco><worldbody><geom type='plane' size='5 5 .1'/></worldbody></mujoco>",
+}
+
+# fmt: off
+#: (s.yaml, other files, exit status of `hil_scenario check s.yaml`, words in its output; {dir}: the folder)
+CHECKED = [
+    (GOOD, {}, 0, "ok s ({dir}/s.yaml): 0 events, 1 assertions"),
+    ("", {}, 2, "{dir}/s.yaml: empty file, expected a mapping"),
+    (GOOD + "duration: 3\n", {}, 2, "{dir}/s.yaml: line 3: duplicate key 'duration' (first on line 1)"),
+    ("duration: 1e300\n" + GOOD[12:], {}, 2, "{dir}/s.yaml: duration: 1e+300 is above 86400"),
+    ("world: w.yaml\n" + GOOD, BAD_WORLD, 2, "s.yaml: world: {dir}/w.yaml: arena.width: 1e+300 is"),
+    ("world: empty\nstart: {x: 4.95, y: 0}\n" + GOOD, {}, 2, "s.yaml: start: (4.95, 0) is within 0.1 m of"),
+    ("mcu: simavr\nfirmware: fw.elf\n" + GOOD, NOT_AN_ELF, 2, "s.yaml: firmware: firmware {dir}/fw.elf: not"),
+    (ONE + "[{telemetry: {list: TL9, field: x, min: 0}}]\n", {}, 2, "s.yaml: assertions[0].telemetry.list:"),
+    ("world: empty\n" + ONE + "[{boards_down: {count: 9, by: 5}}]\n", {}, 2, "boards_down.count: 9 boards"),
+    ("seed: 3000000000\n" + GOOD, {}, 2, "s.yaml: seed: 3000000000 is above its maximum 2147483647"),
+    ("world: w.yaml\n" + GOOD, MJCF, 2, "s.yaml: sim: MJCF world {dir}/a.xml: only physics 'mujoco' reads"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("scenario", "others", "status", "words"), CHECKED)
+def test_check_refuses_what_a_run_would_naming_the_file_and_the_field(
+    tmp_path: Path, scenario: str, others: dict[str, str], status: int, words: str
+) -> None:
+    for name, text in {"s.yaml": scenario, **others}.items():
+        (tmp_path / name).write_text(text)
+    result = hil_scenario("check", str(tmp_path / "s.yaml"))
+    assert result.returncode == status, result.stdout + result.stderr
+    assert words.format(dir=tmp_path) in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,91 @@
+"""The pytest plugin: the README's example runs as users run it; marker options are checked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hil_common.errors import HilError
+from hil_testing.pytest_plugin import session_options
+from hil_testing.session import HilSession
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "firmware_regression.py"
+REPO = Path(__file__).resolve().parents[4]
+
+
+@pytest.mark.ros
+def test_the_example_regression_tests_pass_with_the_plugin_enabled() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "hil_testing.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            str(EXAMPLE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "4 passed" in result.stdout
+
+
+def test_without_the_plugin_the_example_has_no_hil_fixture() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=REPO,
+    )
+    assert result.returncode != 0
+    assert "'hil' not found" in result.stdout or "'hil' not found" in result.stderr
+
+
+def test_marker_options_become_graph_options_in_lockstep(tmp_path: Path) -> None:
+    options, start = session_options(
+        {"mcu": "simavr", "world": "empty", "checked": True, "faults": True, "start": (0.5, 0.0, 1.0)},
+        base=tmp_path,
+    )
+    assert (options.rtf, options.mcu, options.checked, options.behaviour) == (0.0, "simavr", True, "manual")
+    assert options.world.endswith("empty.yaml")
+    assert (options.faults, options.fault_drop, options.fault_corrupt) == (True, 0.0, 0.0)
+    assert (start.x, start.y, start.yaw) == (0.5, 0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ({"speed": 3}, "unknown option(s) ['speed']"),
+        ({"rtf": 1.0}, "unknown option(s) ['rtf']"),
+        ({"start": (1.0,)}, "start = (1.0,) is not (x, y, yaw)"),
+        ({"world": "moon"}, "'moon' is not a world of hil_sim"),
+    ],
+)
+def test_a_bad_marker_option_is_named(marker: dict[str, object], message: str, tmp_path: Path) -> None:
+    with pytest.raises(HilError) as info:
+        session_options(marker, base=tmp_path)
+    assert message in str(info.value)
+
+
+@pytest.mark.ros
+def test_inject_fault_on_a_run_without_fault_proxies_says_how_to_get_them(tmp_path: Path) -> None:
+    options, _ = session_options({"world": "empty"}, base=tmp_path)
+    with HilSession(options) as hil:
+        with pytest.raises(HilError, match=r"faults=True"):
+            hil.inject_fault("command", drop=0.1)
+        with pytest.raises(HilError, match="link = 'radio'"):
+            hil.inject_fault("radio")
+        hil.run(0.1)
+        assert hil.time == pytest.approx(0.1)
