@@ -297,12 +297,17 @@ def probe() -> Iterator[RosProbe]:
     probe.close()
 
 
-def latest_diagnostics(probe: RosProbe, prefix: str) -> dict[str, str]:
-    """The values of the newest status whose name starts with ``prefix``."""
+def latest_status(probe: RosProbe, prefix: str) -> tuple[str, dict[str, str]]:
+    """The message and values of the newest status whose name starts with ``prefix``."""
     for array in reversed(probe.messages("diagnostics")):
         if array.status and array.status[0].name.startswith(prefix):
-            return {kv.key: kv.value for kv in array.status[0].values}
-    return {}
+            return array.status[0].message, {kv.key: kv.value for kv in array.status[0].values}
+    return "", {}
+
+
+def latest_diagnostics(probe: RosProbe, prefix: str) -> dict[str, str]:
+    """The values of the newest status whose name starts with ``prefix``."""
+    return latest_status(probe, prefix)[1]
 
 
 class Driver:
@@ -379,17 +384,25 @@ def test_live_mcu_follows_a_restarted_loop(tmp_path: Path, spawn: Any, probe: Ro
     )
     os.killpg(loop.pid, signal.SIGKILL)
     loop.wait()
-    # The MCU's watchdog stops the motors; TL1 shows it.
+    # The MCU's watchdog stops the motors, and its report says so. Motors at 0 alone
+    # could be a report from before the loop drove: reports come late on a busy machine.
     probe.wait_for(
-        lambda: (v := latest_diagnostics(probe, "virtual_mcu")) and v.get("motor_left") == "0",
+        lambda: (
+            (status := latest_status(probe, "virtual_mcu"))[0].startswith("heartbeat lost")
+            and status[1].get("motor_left") == "0"
+        ),
         timeout=10.0,
         what="the MCU's watchdog stopping the motors",
     )
     before = latest_diagnostics(probe, "virtual_mcu")
     spawn(loop_node(tmp_path / "cmd"), name="loop2")
+    # Reports arrive in order: a running MCU driving after the heartbeat-lost one is
+    # the restarted loop's doing.
     probe.wait_for(
         lambda: (
-            driver.driving() and latest_diagnostics(probe, "virtual_mcu").get("motor_left") == str(MOVING[0])
+            driver.driving()
+            and (status := latest_status(probe, "virtual_mcu"))[0] == "running"
+            and status[1].get("motor_left") == str(MOVING[0])
         ),
         timeout=30.0,
         what="the MCU driving the restarted loop's commands",
