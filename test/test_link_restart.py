@@ -51,9 +51,9 @@ RUN_BEFORE = 60.0
 #: Generous bound on the recovery: a few heartbeat periods and watchdog timeouts; the
 #: mechanism itself needs RESYNC_AFTER lines.
 RECOVERY_BOUND = 4.0
-#: Frames (30 Hz) the live loop runs before its peer restarts: 2 s, dozens of lines
-#: each way, so a receiver stuck on the old numbers would drop far more than the
-#: RESYNC_AFTER - 1 the tests allow.
+#: Frames (30 Hz) the live loop runs before its peer restarts: 2 s, ten heartbeats
+#: and the drive lines one way, telemetry and echoes the other, so a receiver stuck
+#: on the old numbers would drop far more than the RESYNC_AFTER - 1 the tests allow.
 LIVE_FRAMES = 60
 
 
@@ -343,8 +343,8 @@ def test_live_loop_hears_a_restarted_mcu_behind_an_open_port_again(
         spawn(loop_node(tmp_path / "cmd_proxy"), name="loop")
         driver = Driver(probe)
         probe.wait_for(driver.driving, timeout=30.0, what="TL1 shows the loop's commands")
-        # Dozens of lines each way (RESYNC_AFTER is 3): a receiver stuck on the old
-        # numbers would drop as many.
+        # A dozen lines or more each way (RESYNC_AFTER is 3): a receiver stuck on the
+        # old numbers would drop as many.
         probe.wait_for(
             lambda: int(latest_diagnostics(probe, "control_loop").get("frames", "0")) > LIVE_FRAMES,
             timeout=30.0,
