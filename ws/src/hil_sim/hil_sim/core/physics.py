@@ -89,7 +89,7 @@ def body_speeds(radius: Array, base: Array, wheel: Array) -> tuple[Array, Array]
 
 
 class NativePhysics:
-    """The 2-D numpy engine: discs on ideal wheels among segments (DESIGN.md "Simulation").
+    """The 2-D numpy engine: discs on ideal wheels among segments (DESIGN.md "Simulator").
 
     Each step the wheel speeds from the motors move a robot (midpoint rule); collisions
     with walls, boxes and standing boards are resolved: a board hit faster than the
