@@ -122,7 +122,7 @@ def _room_for(travel: Array, room: Array) -> BoolArray:
 
 
 class NativePhysics:
-    """The 2-D numpy engine: discs on ideal wheels among segments (DESIGN.md "Simulation").
+    """The 2-D numpy engine: discs on ideal wheels among segments (DESIGN.md "Simulator").
 
     Each step the wheel speeds from the motors move a robot (midpoint rule); collisions
     with walls, boxes and standing boards are resolved: a board hit faster than the
