@@ -40,6 +40,7 @@ from hil_common.core.param_spec import yaml_defaults
 from hil_common.core.paths import share_dir
 from hil_common.core.runtime_dir import private_dir, runtime_root
 from hil_common.errors import HilError
+from robot_control.core.behaviours import BEHAVIOURS as AUTO_BEHAVIOURS
 
 MCU_KINDS = ("virtual", "simavr", "serial")
 #: The simulator's physics backends (hil_sim.core.physics.BACKENDS; not imported: launch
@@ -48,7 +49,7 @@ PHYSICS = ("native", "mujoco")
 #: The node that plays the MCU, by kind (a real MCU has none).
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
 #: The control loop's behaviours; ``manual`` (spelt ``""`` too) drives on cmd_vel.
-BEHAVIOURS = ("manual", "boards", "light", "swarm")
+BEHAVIOURS = ("manual", *AUTO_BEHAVIOURS)
 
 
 def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
