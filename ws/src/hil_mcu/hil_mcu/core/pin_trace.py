@@ -20,16 +20,13 @@ back how big a finished trace is and whether it was cut at its size limit.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from hil_devices.core.boards import Board
 from hil_mcu.errors import HilMcuError
-
-if TYPE_CHECKING:
-    from hil_mcu.core.simavr import RobotWiring
 
 #: Where a trace goes when the run names no file (the runner: its report folder).
 TRACE_FILE = "pins.vcd"
@@ -38,6 +35,22 @@ TRACE_LIMIT_MB = 100.0
 TRACE_LIMIT_RANGE_MB = (0.01, 100_000.0)
 #: The comment the harness ends a cut trace with (trace.c's cut_here).
 _CUT = re.compile(rb"\$comment pin trace cut: .*? at cycle (\d+) \(([0-9.]+) s\)")
+
+
+class RobotWiring(Protocol):
+    """A robot's wiring as :class:`hil_mcu.core.simavr.RobotWiring` holds it (its keys, pins, board)."""
+
+    @property
+    def pins(self) -> Mapping[str, str]:
+        """``device.signal`` or ``device.pin`` -> the pin as written."""
+
+    @property
+    def source(self) -> str:
+        """Where it was read from, for messages."""
+
+    @property
+    def spec(self) -> Board:
+        """The board's pin table."""
 
 
 @dataclass(frozen=True)
