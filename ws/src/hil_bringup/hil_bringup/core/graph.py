@@ -40,6 +40,7 @@ from hil_common.core.param_spec import yaml_defaults
 from hil_common.core.paths import share_dir
 from hil_common.core.runtime_dir import private_dir, runtime_root
 from hil_common.errors import HilError
+from hil_mcu.core.pin_trace import TRACE_FILE, TRACE_LIMIT_MB, TRACE_LIMIT_RANGE_MB
 from robot_control.core.behaviours import BEHAVIOURS as AUTO_BEHAVIOURS
 
 MCU_KINDS = ("virtual", "simavr", "serial")
@@ -255,6 +256,27 @@ class GraphOptions:
         reaches=("simavr_mcu.auto_reset",),
         surfaces=(),
     )
+    trace_pins: str = option(
+        "",
+        "mcu simavr: pins whose levels the firmware's run writes to a VCD file (GTKWave, PulseView),"
+        " timed in AVR cycles; comma-separated: the wiring's device.signal or device.pin"
+        " (motor_left.enable), a device's name (all its pins), raw pins (D9, A0, PB1), UART lines"
+        " (uart0.tx, uart0.rx); empty: no trace.",
+        reaches=("simavr_mcu.trace_pins",),
+    )
+    trace_file: str = option(
+        "",
+        "trace_pins: the VCD file; empty: pins.vcd in the run's report folder (hil_sim_runner) or in"
+        " the working folder. With several HIL robots, robot i's name gets _robot_<i> before .vcd.",
+    )
+    trace_limit_mb: float = option(
+        TRACE_LIMIT_MB,
+        "trace_pins: the trace stops, saying so, once its file reaches this size.",
+        minimum=TRACE_LIMIT_RANGE_MB[0],
+        maximum=TRACE_LIMIT_RANGE_MB[1],
+        unit="MB",
+        reaches=("simavr_mcu.trace_limit_mb",),
+    )
     params_file: str = option(
         "",
         "A ROS 2 parameter file for the whole graph (node_name: ros__parameters: sections; "
@@ -273,6 +295,17 @@ class GraphOptions:
             )
         if self.mcu == "serial" and not (self.command_port and self.signal_port):
             raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
+        if self.trace_pins.strip() and self.mcu != "simavr":
+            raise HilBringupError(
+                f"trace_pins needs mcu = simavr (the firmware in the AVR emulator), not {self.mcu}"
+            )
+
+    def trace_path(self, robot: int = 0) -> str:
+        """HIL robot ``robot``'s pin trace: ``trace_file`` (or pins.vcd), ``_robot_<i>`` added with more."""
+        path = Path(self.trace_file or TRACE_FILE)
+        if self.hil_robots > 1:
+            path = path.with_name(f"{path.stem}_robot_{robot}{path.suffix or '.vcd'}")
+        return str(path)
 
     @property
     def link_folder(self) -> str:
@@ -560,6 +593,8 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
         extra = reached(options, mcu)
         if options.radio:
             extra["radio_port"] = links.radio
+        if mcu == "simavr_mcu":
+            extra["trace_file"] = options.trace_path(robot)
         nodes.append(
             _spec(
                 "hil_mcu",
