@@ -221,11 +221,7 @@ def run(
     runner = GraphRunner(options)
     status = Status(runner)
     log = RunLog(runner.sim.sim.world)
-    print(
-        f"hil_sim_runner: started in {time.monotonic() - started:.2f} s "
-        f"({'lockstep, as fast as possible' if runner.lockstep else f'rtf {options.rtf:g}'})",
-        flush=True,
-    )
+    _print_started(runner, time.monotonic() - started)
     ending: Ending = "stopped"
     try:
         if not signals.requested:  # a signal while the graph was being built: no run
@@ -271,6 +267,18 @@ def run(
     if failure is not None:
         return 1
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
+
+
+def _print_started(runner: GraphRunner, seconds: float) -> None:
+    """How long the graph took to build, how it runs, and where the live view is."""
+    pace = "lockstep, as fast as possible" if runner.lockstep else f"rtf {runner.options.rtf:g}"
+    print(f"hil_sim_runner: started in {seconds:.2f} s ({pace})", flush=True)
+    if runner.live_url is not None:
+        print(
+            f"hil_sim_runner: live view on {runner.live_url} "
+            "(Foxglove app or Lichtblick: open a Foxglove WebSocket connection)",
+            flush=True,
+        )
 
 
 def _drive(
