@@ -65,6 +65,7 @@ from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
 from hil_common.core.leftovers import OwnedDir, owned_dir
 from hil_common.core.shutdown import deferred_signals
+from hil_common.node_runtime import can_take, take
 from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_mcu.virtual_mcu_node import VirtualMcuNode
 from hil_sim.core.build import world_path
@@ -111,14 +112,15 @@ class _InputTaker:
     What an executor does after its wait, without the wait: an executor rebuilds its
     wait set from every entity of its nodes on each poll, and even a bare rcl wait on
     two subscriptions cost over 100 us, which every lockstep frame paid to learn that
-    no cmd_vel had come; a take from an empty subscription costs a few. rclpy has no
-    public "take"; if its internals are not what this expects, :meth:`take` returns
-    None and the caller polls the executor as before.
+    no cmd_vel had come; a take from an empty subscription costs a few
+    (:func:`hil_common.node_runtime.take`). rclpy has no public "take"; if its internals
+    are not what this expects, :meth:`take` returns None and the caller polls the
+    executor as before.
     """
 
     def __init__(self, subscriptions: list[Subscription]) -> None:
         self._subscriptions = subscriptions
-        self.usable = all(callable(getattr(s.handle, "take_message", None)) for s in subscriptions)
+        self.usable = all(can_take(s) for s in subscriptions)
 
     def take(self, limit: int) -> int | None:
         """Run the callback of every waiting message (at most ``limit``); None if it cannot."""
@@ -127,11 +129,10 @@ class _InputTaker:
         taken = 0
         for subscription in self._subscriptions:
             while taken < limit:
-                with subscription.handle:
-                    info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
-                if info is None:
+                message = take(subscription)
+                if message is None:
                     break
-                subscription.callback(info[0])
+                subscription.callback(message)
                 taken += 1
         return taken
 

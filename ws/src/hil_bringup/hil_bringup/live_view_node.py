@@ -9,13 +9,21 @@ recorded run. Topics are advertised as they appear (every ``discovery_period``) 
 subscribed in ROS only while an app subscribes to them: a run nobody watches pays
 nothing, and a watched one only for what is watched.
 
+A watched topic is looked at ``look_rate`` times a wall second, and each look passes
+on what waits, at most the newest :data:`DEPTH` messages (a latched topic's
+:data:`LATCHED_DEPTH`). The subscriptions belong to a second node that no executor
+serves (``live_view_taps``), and a look takes their messages directly
+(:func:`hil_common.node_runtime.take`): a message arriving wakes nobody. A lockstep
+run publishes ``/tf`` and ``odom`` hundreds of times a wall second; a callback for
+each, to drop most of them, cost it a third of its speed. (Where rclpy cannot take
+so, the live view's own callbacks pass at most ``look_rate`` messages a second on
+each topic, :class:`~hil_bringup.core.live.RateGate`.)
+
 The scene is the simulator's ``hil/scene`` (visualization_msgs/MarkerArray,
 :mod:`hil_sim.core.scene`: arena, boards, robots, their rangers' beams, paths, LEDs,
 MCU pins), which the app's 3D panel draws; the simulator paces it (``scene_period``,
-``scene_max_rate``). Every other channel passes at most ``max_rate`` messages per
-wall second (a lockstep run publishes far faster than anyone watches; the rest are
-dropped here). Messages are stamped with the graph's clock, simulated time, which
-the server also gives the app as its time (``time`` capability).
+``scene_max_rate``). Messages are stamped with the graph's clock, simulated time,
+which the server also gives the app as its time (``time`` capability).
 
 A port already taken or an address that cannot be had is a configuration error
 naming it (exit 2).
@@ -36,10 +44,9 @@ from hil_bringup.core.bag import typestore
 from hil_bringup.core.live import RateGate, live_url
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import message_class
-from hil_common import qos
 from hil_common.core.param_spec import ParamSpec
 from hil_common.errors import HilError
-from hil_common.node_runtime import run_node
+from hil_common.node_runtime import can_take, run_node, take
 from hil_common.parameters import declare_parameters
 from hil_sim.sim_markers import SCENE_TOPIC
 
@@ -58,11 +65,11 @@ PARAMETERS = (
     ),
     ParamSpec("port", 8765, "WebSocket port; 0: any free port (logged).", min=0, max=65535),
     ParamSpec(
-        "max_rate",
+        "look_rate",
         30.0,
-        "Most messages per wall second on each channel but the scene (paced by the simulator); 0: all.",
-        min=0.0,
-        max=10000.0,
+        "Looks per wall second at each watched topic; each passes on the newest messages waiting.",
+        min=1.0,
+        max=1000.0,
     ),
     ParamSpec(
         "discovery_period",
@@ -73,12 +80,15 @@ PARAMETERS = (
     ),
 )
 
-#: Streams: newest wins. Latched state (robot_description, /tf_static, world/markers):
+#: Messages of a stream a look passes on at most (the newest); of a latched topic.
+DEPTH = 4
+LATCHED_DEPTH = 10
+#: Streams: the newest wins. Latched state (robot_description, /tf_static, world/markers):
 #: transient local, so an app that subscribes late still gets it.
-_STREAM = qos.SENSOR
+_STREAM = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT)
 _LATCHED = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
-    depth=10,
+    depth=LATCHED_DEPTH,
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
 )
@@ -103,8 +113,17 @@ class LiveViewNode(Node):
         params = declare_parameters(self, PARAMETERS)
         self._fox = _foxglove()
         self._store = typestore()
-        self._gate = RateGate(params.as_float("max_rate"))
+        look_rate = params.as_float("look_rate")
+        self._gate = RateGate(look_rate)
         self._scene = self.resolve_topic_name(SCENE_TOPIC)
+        #: Subscriptions no executor serves, read by take() (None: callbacks, see the module text).
+        self._taps: Node | None = Node(
+            f"{NODE_NAME}_taps",
+            context=self.context,
+            namespace=self.get_namespace(),
+            start_parameter_services=False,  # nobody would serve them
+            enable_rosout=False,
+        )
         host, port = params.as_str("host"), params.as_int("port")
         self._sdk_context: foxglove.Context = self._fox.Context()
         try:
@@ -121,13 +140,14 @@ class LiveViewNode(Node):
         #: Where an app connects (the port the server got, with port 0).
         self.url = live_url(host, self.server.port)
         self._served: dict[str, foxglove.Channel] = {}
-        self._watched: dict[str, Subscription] = {}
+        #: Topic -> (the node its subscription belongs to, the subscription).
+        self._watched: dict[str, tuple[Node, Subscription]] = {}
         self._skipped: set[str] = set()
         self._stopped = False
         # On the wall clock: in lockstep the graph's clock runs far ahead of the apps.
-        self.create_timer(
-            params.as_float("discovery_period"), self.refresh, clock=Clock(clock_type=ClockType.STEADY_TIME)
-        )
+        wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(params.as_float("discovery_period"), self.refresh, clock=wall)
+        self.create_timer(1.0 / look_rate, self.look, clock=wall)
         self.refresh()
         self.get_logger().info(f"live view on {self.url} (Foxglove app or Lichtblick: Foxglove WebSocket)")
 
@@ -142,11 +162,12 @@ class LiveViewNode(Node):
             return
         self.discover()
         for topic, channel in self._served.items():
-            wanted, subscription = channel.has_sinks(), self._watched.get(topic)
-            if wanted and subscription is None:
+            wanted, watched = channel.has_sinks(), topic in self._watched
+            if wanted and not watched:
                 self._subscribe(topic)
-            elif not wanted and subscription is not None:
-                self.destroy_subscription(self._watched.pop(topic))
+            elif watched and not wanted:
+                owner, subscription = self._watched.pop(topic)
+                owner.destroy_subscription(subscription)
         self.server.broadcast_time(self.get_clock().now().nanoseconds)
 
     def discover(self) -> None:
@@ -170,17 +191,40 @@ class LiveViewNode(Node):
     def _subscribe(self, topic: str) -> None:
         publishers = self.get_publishers_info_by_topic(topic)
         latched = any(info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for info in publishers)
-        msgtype = self._served[topic].schema_name()
-        self._watched[topic] = self.create_subscription(
-            message_class(msgtype),
-            topic,
-            lambda data, topic=topic: self.on_message(topic, data),
-            _LATCHED if latched else _STREAM,
-            raw=True,
+        kind, profile = message_class(self._served[topic].schema_name()), _LATCHED if latched else _STREAM
+        if self._taps is not None:
+            subscription = self._taps.create_subscription(kind, topic, lambda _: None, profile, raw=True)
+            if can_take(subscription):
+                self._watched[topic] = (self._taps, subscription)
+                return
+            self._taps.destroy_subscription(subscription)
+            self._taps.destroy_node()
+            self._taps = None
+            self.get_logger().warning(
+                "this rclpy cannot take messages without an executor: callbacks instead"
+            )
+        self._watched[topic] = (
+            self,
+            self.create_subscription(
+                kind, topic, lambda data, topic=topic: self.on_message(topic, data), profile, raw=True
+            ),
         )
 
+    def look(self) -> None:
+        """Pass on what waits on each watched topic (at most its depth, the newest)."""
+        if self._stopped or self._taps is None:
+            return
+        now = self.get_clock().now().nanoseconds
+        for topic, (_, subscription) in self._watched.items():
+            channel = self._served[topic]
+            for _ in range(subscription.qos_profile.depth):
+                data = take(subscription)
+                if data is None:
+                    break
+                channel.log(data, log_time=now)
+
     def on_message(self, topic: str, data: bytes) -> None:
-        """Pass one serialized message on to the apps (unless its channel is over its rate)."""
+        """Without taps: pass one message on to the apps, unless its channel is over its rate."""
         if topic != self._scene and not self._gate.allow(topic, time.monotonic()):
             return
         channel = self._served.get(topic)
@@ -200,8 +244,11 @@ class LiveViewNode(Node):
         self.server.stop()
 
     def destroy_node(self) -> None:
-        """Stop serving (a node destroyed unstarted too), then destroy the node."""
+        """Stop serving (a node destroyed unstarted too), then destroy the node and its taps."""
         self.stop()
+        if self._taps is not None:
+            self._taps.destroy_node()
+            self._taps = None
         super().destroy_node()
 
 

@@ -11,7 +11,7 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from hil_sim.core.scene import Shape, led_shapes, world_shapes
+from hil_sim.core.scene import Shape, Trails, arena_shapes, led_shapes, robot_shapes, world_shapes
 from hil_sim.core.simulation import Simulation
 from hil_sim.sim_topics import yaw_quaternion
 
@@ -58,3 +58,29 @@ def world_markers(sim: Simulation, stamp: Time) -> MarkerArray:
     """Walls, boxes, boards, floor markings, light and LEDs as rviz markers in the odom frame."""
     standing = [bool(s) for s in sim.geometry.standing]
     return marker_array([*world_shapes(sim.world, standing), *led_shapes(sim.x, sim.y, sim.led)], stamp)
+
+
+class SceneMarkers:
+    """The live scene's messages; the world's markers are built once per set of standing boards."""
+
+    def __init__(self) -> None:
+        self._standing: tuple[bool, ...] | None = None
+        self._world: list[Marker] = []
+
+    def message(
+        self, sim: Simulation, trails: Trails, stamp: Time, *, hil_robots: int, world: bool
+    ) -> MarkerArray:
+        """The scene at ``stamp`` (:func:`hil_sim.core.scene.scene_shapes`), the world with it if asked."""
+        markers = []
+        if world:
+            standing = tuple(bool(s) for s in sim.geometry.standing)
+            if standing != self._standing:
+                self._standing, self._world = (
+                    standing,
+                    [marker(shape, stamp) for shape in arena_shapes(sim.world, standing)],
+                )
+            for each in self._world:
+                each.header.stamp = stamp
+            markers += self._world
+        markers += [marker(shape, stamp) for shape in robot_shapes(sim, trails, hil_robots=hil_robots)]
+        return MarkerArray(markers=markers)

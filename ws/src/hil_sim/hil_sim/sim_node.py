@@ -54,11 +54,11 @@ from hil_sim.core.mcu_port import McuPort
 from hil_sim.core.physics import BACKENDS
 from hil_sim.core.radio import Radio
 from hil_sim.core.robot_model import RobotModel, demo_robot
-from hil_sim.core.scene import Trails, scene_shapes
+from hil_sim.core.scene import Trails
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose
 from hil_sim.errors import HilSimError
-from hil_sim.sim_markers import SCENE_TOPIC, marker_array, world_markers
+from hil_sim.sim_markers import SCENE_TOPIC, SceneMarkers, world_markers
 from hil_sim.sim_radio import SimRadio
 from hil_sim.sim_topics import RobotTopics, stamp_of, yaw_quaternion
 
@@ -69,6 +69,9 @@ YIELD_EVERY_S = 0.001
 CATCH_UP_S = 0.25
 #: Wall seconds between looks at which per-robot topics have subscribers.
 SUBSCRIBER_REFRESH_S = 0.5
+#: Wall seconds at least between the live scenes that carry the unchanged world, when the
+#: scene is paced for a viewer (``scene_max_rate``): the world is most of a scene's cost.
+SCENE_WORLD_GAP_S = 1.0
 
 PARAMETERS = (
     ParamSpec("robots", 1, "Number of robots (one vectorised world).", min=1, max=1000),
@@ -227,10 +230,11 @@ class SimNode(Node):
         max_rate = params.as_float("scene_max_rate")
         #: Wall seconds a live scene waits for after the last one (0: none).
         self.scene_gap = 1.0 / max_rate if max_rate > 0 else 0.0
-        self._next_scene_wall = 0.0
+        self._next_scene_wall = self._next_world_wall = 0.0
         #: Whether the next scene takes the world along (the first one, then every marker_period).
         self._scene_world = True
         self._scene_boards_down = 0
+        self._scene_markers = SceneMarkers()
         #: The robots' paths, for the live scene.
         self.trails = Trails(self.robots)
         self.publish_clock = params.as_bool("publish_clock")
@@ -540,11 +544,19 @@ class SimNode(Node):
     def publish_scene(self, stamp: Time, now: float) -> None:
         """The live scene on ``hil/scene``; the world goes with it when due (every marker_period)."""
         down = self.sim.geometry.boards_down
-        world = self._scene_world or down != self._scene_boards_down  # a board fell: at once
-        shapes = scene_shapes(self.sim, self.trails, hil_robots=self.hil_robots, world=world)
-        self.scene.publish(marker_array(shapes, stamp))
-        self._scene_world, self._scene_boards_down = False, down
+        # The world when it changed (a board fell) and every marker_period, for whoever
+        # joins later; paced for a viewer, at most once a SCENE_WORLD_GAP_S of wall time.
+        changed = down != self._scene_boards_down
+        world = changed or (self._scene_world and now >= self._next_world_wall)
+        message = self._scene_markers.message(
+            self.sim, self.trails, stamp, hil_robots=self.hil_robots, world=world
+        )
+        self.scene.publish(message)
+        self._scene_boards_down = down
         self._next_scene_wall = now + self.scene_gap
+        if world:
+            self._scene_world = False
+            self._next_world_wall = now + (SCENE_WORLD_GAP_S if self.scene_gap else 0.0)
 
     def publish_state(self, stamp: Time) -> None:
         """Ground truth and sensors of every robot."""

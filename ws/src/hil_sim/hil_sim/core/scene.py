@@ -39,7 +39,7 @@ ShapeKind = Literal["cube", "sphere", "cylinder", "line_strip", "line_list", "sp
 #: Robots drawn in detail (beams, paths, pins, their own body); the rest are dots.
 MAX_DETAILED = 20
 #: Most points of one robot's path in a scene.
-TRAIL_POINTS = 300
+TRAIL_POINTS = 150
 #: Simulated seconds between the samples of a path.
 TRAIL_PERIOD_S = 0.1
 #: Segments of the arc at the end of a ranger's beam.
@@ -265,7 +265,7 @@ def _beams(sim: Simulation, robots: int) -> tuple[list[Array], list[Array]]:
 def scene_shapes(
     sim: Simulation, trails: Trails | None = None, *, hil_robots: int = 0, world: bool = True
 ) -> list[Shape]:
-    """The live scene (module docstring); ``world``: with the arena's floor and :func:`world_shapes`.
+    """The live scene (module docstring): :func:`arena_shapes` if ``world``, then :func:`robot_shapes`.
 
     Args:
         sim: the simulation, as of now.
@@ -273,25 +273,28 @@ def scene_shapes(
         hil_robots: robots ``0..hil_robots-1`` have an MCU: their pins are drawn.
         world: include the world (it changes only when a board falls).
     """
-    shapes: list[Shape] = []
+    arena = arena_shapes(sim.world, [bool(s) for s in sim.geometry.standing]) if world else []
+    return [*arena, *robot_shapes(sim, trails, hil_robots=hil_robots)]
+
+
+def arena_shapes(world: WorldConfig, standing: Sequence[bool]) -> list[Shape]:
+    """The arena's floor (as light as the floor's reflectance) and :func:`world_shapes`."""
+    shade = world.floor_reflectance * 0.6
+    floor = Shape(
+        "arena",
+        0,
+        "cube",
+        pose=(0.0, 0.0, -0.001, 0.0),
+        scale=(world.width, world.height, 0.002),
+        color=(shade, shade, shade, 1.0),
+    )
+    return [floor, *world_shapes(world, standing)]
+
+
+def robot_shapes(sim: Simulation, trails: Trails | None = None, *, hil_robots: int = 0) -> list[Shape]:
+    """What moves: LEDs, bodies and headings, beams, paths, pins, the status line (:func:`scene_shapes`)."""
     config = sim.world
-    if world:
-        shapes.append(
-            Shape(
-                "arena",
-                0,
-                "cube",
-                pose=(0.0, 0.0, -0.001, 0.0),
-                scale=(config.width, config.height, 0.002),
-                color=(
-                    config.floor_reflectance * 0.6,
-                    config.floor_reflectance * 0.6,
-                    config.floor_reflectance * 0.6,
-                    1.0,
-                ),
-            )
-        )
-        shapes += world_shapes(config, [bool(s) for s in sim.geometry.standing])
+    shapes: list[Shape] = []
     shapes += led_shapes(sim.x, sim.y, sim.led)
     detailed = min(sim.count, MAX_DETAILED)
     out = _Shapes()
