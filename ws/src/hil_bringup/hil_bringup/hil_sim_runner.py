@@ -15,6 +15,10 @@ are removed by the next run.
     hil_sim_runner --headless --duration 120 --rtf 0
     make sim ARGS="--headless --duration 60 --rtf 0 --record /tmp/run1"
     make sim ARGS="--headless --rtf 0 --until-done"   # until the task is done
+    hil_sim_runner --live                   # watch it: Foxglove app or Lichtblick, ws://localhost:8765
+
+With ``--live`` the run serves its scene and every topic over the Foxglove WebSocket
+protocol (the ``live_view`` node; the address is printed).
 
 With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
 robot 0 within the light's reference distance) has been done for a settle second;

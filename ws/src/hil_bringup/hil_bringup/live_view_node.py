@@ -66,7 +66,7 @@ PARAMETERS = (
     ParamSpec("port", 8765, "WebSocket port; 0: any free port (logged).", min=0, max=65535),
     ParamSpec(
         "look_rate",
-        30.0,
+        20.0,
         "Looks per wall second at each watched topic; each passes on the newest messages waiting.",
         min=1.0,
         max=1000.0,
@@ -147,7 +147,8 @@ class LiveViewNode(Node):
         # On the wall clock: in lockstep the graph's clock runs far ahead of the apps.
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(params.as_float("discovery_period"), self.refresh, clock=wall)
-        self.create_timer(1.0 / look_rate, self.look, clock=wall)
+        #: Looks at the watched topics; off while nothing is watched.
+        self._look_timer = self.create_timer(1.0 / look_rate, self.look, clock=wall, autostart=False)
         self.refresh()
         self.get_logger().info(f"live view on {self.url} (Foxglove app or Lichtblick: Foxglove WebSocket)")
 
@@ -168,6 +169,11 @@ class LiveViewNode(Node):
             elif watched and not wanted:
                 owner, subscription = self._watched.pop(topic)
                 owner.destroy_subscription(subscription)
+        if self._watched and self._taps is not None:
+            if self._look_timer.is_canceled():
+                self._look_timer.reset()
+        elif not self._look_timer.is_canceled():
+            self._look_timer.cancel()
         self.server.broadcast_time(self.get_clock().now().nanoseconds)
 
     def discover(self) -> None:

@@ -130,7 +130,7 @@ PARAMETERS = (
     ),
     ParamSpec(
         "scene_max_rate",
-        20.0,
+        10.0,
         "Most live scenes per wall second, so a fast lockstep run is not slowed by its viewer; "
         "0: no limit (a recording keeps every scene_period).",
         min=0.0,
