@@ -116,14 +116,6 @@ class LiveViewNode(Node):
         look_rate = params.as_float("look_rate")
         self._gate = RateGate(look_rate)
         self._scene = self.resolve_topic_name(SCENE_TOPIC)
-        #: Subscriptions no executor serves, read by take() (None: callbacks, see the module text).
-        self._taps: Node | None = Node(
-            f"{NODE_NAME}_taps",
-            context=self.context,
-            namespace=self.get_namespace(),
-            start_parameter_services=False,  # nobody would serve them
-            enable_rosout=False,
-        )
         host, port = params.as_str("host"), params.as_int("port")
         self._sdk_context: foxglove.Context = self._fox.Context()
         try:
@@ -139,6 +131,14 @@ class LiveViewNode(Node):
             raise HilBringupError(f"live view at {host}:{port}: {reason}") from None
         #: Where an app connects (the port the server got, with port 0).
         self.url = live_url(host, self.server.port)
+        #: Subscriptions no executor serves, read by take() (None: callbacks, see the module text).
+        self._taps: Node | None = Node(
+            f"{NODE_NAME}_taps",
+            context=self.context,
+            namespace=self.get_namespace(),
+            start_parameter_services=False,  # nobody would serve them
+            enable_rosout=False,
+        )
         self._served: dict[str, foxglove.Channel] = {}
         #: Topic -> (the node its subscription belongs to, the subscription).
         self._watched: dict[str, tuple[Node, Subscription]] = {}

@@ -40,7 +40,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from hil_common import qos
-from hil_common.core.loop_timing import DeadlineScheduler
+from hil_common.core.loop_timing import DeadlineScheduler, RateLimit
 from hil_common.core.param_spec import ParamSpec, ParamValues
 from hil_common.errors import HilError
 from hil_common.node_runtime import diagnostic_array, node_thread, run_node
@@ -227,10 +227,9 @@ class SimNode(Node):
         self.publish_every = max(1, round(params.as_float("physics_rate") / params.as_float("publish_rate")))
         self.marker_every = max(1, round(params.as_float("physics_rate") * params.as_float("marker_period")))
         self.scene_every = max(1, round(params.as_float("physics_rate") * params.as_float("scene_period")))
-        max_rate = params.as_float("scene_max_rate")
-        #: Wall seconds a live scene waits for after the last one (0: none).
-        self.scene_gap = 1.0 / max_rate if max_rate > 0 else 0.0
-        self._next_scene_wall = self._next_world_wall = 0.0
+        #: The live scene's pace on the wall clock (scene_max_rate; 0: none).
+        self._scene_pace = RateLimit(params.as_float("scene_max_rate"))
+        self._next_world_wall = 0.0
         #: Whether the next scene takes the world along (the first one, then every marker_period).
         self._scene_world = True
         self._scene_boards_down = 0
@@ -522,7 +521,7 @@ class SimNode(Node):
         if trail_due:
             self.trails.sample(sim.time, sim.x, sim.y)
         self._scene_world = self._scene_world or markers_due
-        scene_due = self._scene_listened and trail_due and now >= self._next_scene_wall
+        scene_due = self._scene_listened and trail_due and self._scene_pace.allow(now)
         if not (clock_due or signals_due or state_due or markers_due or scene_due):
             return  # in lockstep most periods: a stamp alone cost a few microseconds
         stamp = stamp_of(sim.time)
@@ -553,10 +552,9 @@ class SimNode(Node):
         )
         self.scene.publish(message)
         self._scene_boards_down = down
-        self._next_scene_wall = now + self.scene_gap
         if world:
             self._scene_world = False
-            self._next_world_wall = now + (SCENE_WORLD_GAP_S if self.scene_gap else 0.0)
+            self._next_world_wall = now + (SCENE_WORLD_GAP_S if self._scene_pace.rate else 0.0)
 
     def publish_state(self, stamp: Time) -> None:
         """Ground truth and sensors of every robot."""

@@ -8,6 +8,8 @@ Python: the URL an app connects to (:func:`live_url`) and the per-topic pace
 
 from __future__ import annotations
 
+from hil_common.core.loop_timing import RateLimit
+
 #: The WebSocket subprotocol the live view speaks: the Foxglove WebSocket protocol under the
 #: name foxglove-sdk gives it (the same protocol as ``foxglove.websocket.v1``, which the SDK
 #: no longer accepts; the Foxglove app and current Lichtblick offer both).
@@ -27,25 +29,25 @@ def live_url(host: str, port: int) -> str:
 
 
 class RateGate:
-    """At most ``rate`` messages per second on each key (a topic); 0: every message passes.
+    """At most ``rate`` messages a second on each key (a topic), on average; 0: every message.
 
-    A message passes when at least ``1/rate`` s have gone by since the last one that
-    passed on its key; the others are dropped (the newest that passes is never stale
-    by more than a gap).
+    One :class:`~hil_common.core.loop_timing.RateLimit` per key; the rest are dropped
+    and counted.
     """
 
     def __init__(self, rate: float) -> None:
-        if rate < 0:
-            raise ValueError(f"rate = {rate!r}: must be >= 0")
-        self.gap = 1.0 / rate if rate > 0 else 0.0
-        self._next: dict[str, float] = {}
+        RateLimit(rate)  # checks it
+        self.rate = rate
+        self._limits: dict[str, RateLimit] = {}
         #: Messages dropped per key.
         self.dropped: dict[str, int] = {}
 
     def allow(self, key: str, now: float) -> bool:
         """Whether a message on ``key`` at time ``now`` (s, any monotonic clock) passes."""
-        if now < self._next.get(key, now):
-            self.dropped[key] = self.dropped.get(key, 0) + 1
-            return False
-        self._next[key] = now + self.gap
-        return True
+        limit = self._limits.get(key)
+        if limit is None:
+            limit = self._limits[key] = RateLimit(self.rate)
+        if limit.allow(now):
+            return True
+        self.dropped[key] = self.dropped.get(key, 0) + 1
+        return False
