@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
-from hil_sim.core.robot_model import demo_robot
+from hil_sim.core.robot_model import DeviceSpec, Mount, demo_robot
 from hil_sim.core.scene import MAX_DETAILED, TRAIL_POINTS, Shape, Trails, scene_shapes, world_shapes
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Board, Pose, WorldConfig, ring_of_boards
@@ -126,3 +127,28 @@ def test_a_board_of_a_world_with_items_has_its_own_shape() -> None:
     world = WorldConfig(boards=(Board(1.0, 0.0, 0.0),))
     (board,) = shapes_in(world_shapes(world, [True]), "boards")
     assert board.pose[:2] == (1.0, 0.0)
+
+
+def test_a_ranger_on_a_servo_casts_its_beam_from_where_the_servo_turned_it() -> None:
+    demo = demo_robot()
+    pan = DeviceSpec("pan", "servo", Mount(0.06, 0.0, 0.07))
+    sonar = DeviceSpec(
+        "sonar",
+        "ranger",
+        Mount(0.075, 0.0, 0.09, servo="pan"),
+        {"beam": "ultrasonic", "cone_deg": 0.0, "rays": 1, "max_range_cm": 100.0},
+    )
+    others = tuple(d for d in demo.devices if d.kind != "ranger")
+    model = dataclasses.replace(demo, devices=(*others, pan, sonar))
+    sim = Simulation(WorldConfig(width=20.0, height=20.0), models=model)
+    sim.set_input("pan.pulse_us", 2400.0)  # all the way round: 180 degrees of Servo.h's range
+    sim.step(round(2.0 / sim.dt))  # time to turn, and a sample after
+    devices, row = sim.devices_of(0)
+    angle = float(devices.joint_angle("pan")[row])
+    assert abs(angle) > 0.5  # it turned
+    (clear,) = [s for s in shapes_in(scene_shapes(sim, world=False), "beams") if len(s.points)]
+    origin, end = clear.points
+    expected = (0.06 + 0.015 * math.cos(angle), 0.015 * math.sin(angle), 0.09)
+    assert origin == pytest.approx(expected)
+    assert math.atan2(end[1] - origin[1], end[0] - origin[0]) == pytest.approx(angle)
+    assert math.dist(origin, end) == pytest.approx(1.0)  # nothing in 1 m: clear to the maximum
