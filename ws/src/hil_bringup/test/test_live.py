@@ -25,7 +25,7 @@ def test_the_url_is_what_an_app_on_this_machine_opens(host: str, port: int, url:
 def test_a_gate_passes_at_most_its_rate_on_each_topic_and_counts_the_rest() -> None:
     gate = RateGate(10.0)
     passed = [t for t in range(1000) if gate.allow("/odom", t * 0.001)]  # 1 kHz for 1 s
-    assert 10 <= len(passed) <= 12  # its rate, and a burst of 2 at the start
+    assert 10 <= len(passed) <= 12  # its rate, and the burst at the start
     assert gate.dropped["/odom"] == 1000 - len(passed)
     assert gate.allow("/tf", 0.5)  # each topic has its own pace
 

@@ -176,14 +176,15 @@ class RateLimit:
 
     A token bucket: it fills at ``rate`` tokens a second up to ``burst``, and an event
     that finds a whole token passes and takes it. Events offered at the rate itself
-    all pass even when they come a little early or late (a gap "at least 1/rate since
-    the last one" drops every one that jitter brings in early).
+    all pass even when they come early or late, by up to ``(burst - 1) / 2`` of a period
+    (a gap "at least 1/rate since the last one" drops every one jitter brings in early);
+    over any span, at most ``burst`` more than the rate allows pass.
 
     Raises:
         HilError: a negative rate, or a burst below 1.
     """
 
-    def __init__(self, rate: float, *, burst: float = 2.0) -> None:
+    def __init__(self, rate: float, *, burst: float = 1.5) -> None:
         if not (math.isfinite(rate) and rate >= 0):
             raise HilError(f"rate = {rate!r}: must be a number >= 0")
         if not burst >= 1:
