@@ -65,6 +65,7 @@ from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
 from hil_common.core.leftovers import OwnedDir, owned_dir
 from hil_common.core.shutdown import deferred_signals
+from hil_common.node_runtime import can_take, take
 from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_mcu.virtual_mcu_node import VirtualMcuNode
 from hil_sim.core.build import world_path
@@ -81,7 +82,7 @@ _DRAIN_MAX_S = 3.0
 #: Nodes with no input for the lockstep driver to serve (see GraphRunner._executor_for).
 _SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description", "radio_module"}
 #: Options that describe this machine's run rather than the experiment (not kept in bags).
-RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
+RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record", "live", "live_port", "live_host")
 #: Name prefix of a run's private pty folder in the user's runtime folder (runtime_dir).
 LINK_DIR_PREFIX = "hil-links-"
 #: Name prefix of a run's private folder of node parameter files (runtime_dir).
@@ -111,14 +112,15 @@ class _InputTaker:
     What an executor does after its wait, without the wait: an executor rebuilds its
     wait set from every entity of its nodes on each poll, and even a bare rcl wait on
     two subscriptions cost over 100 us, which every lockstep frame paid to learn that
-    no cmd_vel had come; a take from an empty subscription costs a few. rclpy has no
-    public "take"; if its internals are not what this expects, :meth:`take` returns
-    None and the caller polls the executor as before.
+    no cmd_vel had come; a take from an empty subscription costs a few
+    (:func:`hil_common.node_runtime.take`). rclpy has no public "take"; if its internals
+    are not what this expects, :meth:`take` returns None and the caller polls the
+    executor as before.
     """
 
     def __init__(self, subscriptions: list[Subscription]) -> None:
         self._subscriptions = subscriptions
-        self.usable = all(callable(getattr(s.handle, "take_message", None)) for s in subscriptions)
+        self.usable = all(can_take(s) for s in subscriptions)
 
     def take(self, limit: int) -> int | None:
         """Run the callback of every waiting message (at most ``limit``); None if it cannot."""
@@ -127,11 +129,10 @@ class _InputTaker:
         taken = 0
         for subscription in self._subscriptions:
             while taken < limit:
-                with subscription.handle:
-                    info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
-                if info is None:
+                message = take(subscription)
+                if message is None:
                     break
-                subscription.callback(info[0])
+                subscription.callback(message)
                 taken += 1
         return taken
 
@@ -254,6 +255,11 @@ class GraphRunner:
         # simulator's executor wakes only for its services.
         self.executor: Executor = SingleThreadedExecutor(context=self.context)
         self.sim_executor: Executor = SingleThreadedExecutor(context=self.context)
+        # The live view (``live``) has one of its own, spun in lockstep too: what it
+        # forwards to the apps never waits for a lockstep period, nor a period for it.
+        self.live_executor: Executor | None = (
+            SingleThreadedExecutor(context=self.context) if "live_view" in self.nodes else None
+        )
         for node in self.nodes.values():
             self._executor_for(node).add_node(node)
         self._extra_nodes = list(extra_nodes or [])
@@ -315,6 +321,12 @@ class GraphRunner:
         return self.chains[0].bridge
 
     @property
+    def live_url(self) -> str | None:
+        """Where the live view serves the run (``live``), None without one."""
+        node = self.nodes.get("live_view")
+        return getattr(node, "url", None)
+
+    @property
     def mcu(self) -> VirtualMcuNode | SimavrMcuNode | None:
         """Robot 0's simulated MCU: virtual or firmware in simavr (None with a real MCU)."""
         return self.chains[0].mcu
@@ -339,6 +351,8 @@ class GraphRunner:
         executors = {"sim-executor": self.sim_executor}
         if not self.lockstep:
             executors["executor"] = self.executor
+        if self.live_executor is not None:
+            executors["live-executor"] = self.live_executor
         for name, executor in executors.items():
             thread = threading.Thread(target=self._spin, args=(executor,), name=name, daemon=True)
             thread.start()
@@ -440,6 +454,8 @@ class GraphRunner:
         """
         if node is self.nodes.get("sim") or (self.lockstep and node.get_name() in _SERVED_ELSEWHERE):
             return self.sim_executor
+        if self.live_executor is not None and node is self.nodes.get("live_view"):
+            return self.live_executor
         return self.executor
 
     def _spin(self, executor: Executor) -> None:
@@ -677,6 +693,8 @@ class GraphRunner:
                 proxy.stop()
             self.executor.shutdown(timeout_sec=2.0)
             self.sim_executor.shutdown(timeout_sec=2.0)
+            if self.live_executor is not None:
+                self.live_executor.shutdown(timeout_sec=2.0)
             self._destroy()
 
     def _drain_recording(self) -> None:

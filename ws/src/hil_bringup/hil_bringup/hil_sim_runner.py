@@ -18,6 +18,10 @@ are removed by the next run.
     make sim ARGS="--headless --duration 60 --rtf 0 --record /tmp/run1"
     make sim ARGS="--headless --rtf 0 --until-done"   # until the task is done
     make sim ARGS="--mcu simavr --rtf 0 --duration 5 --trace-pins motor_left,ultrasonic"
+    hil_sim_runner --live                   # watch it: Foxglove app or Lichtblick, ws://localhost:8765
+
+With ``--live`` the run serves its scene and every topic over the Foxglove WebSocket
+protocol (the ``live_view`` node; the address is printed).
 
 With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
 robot 0 within the light's reference distance) has been done for a settle second;
@@ -226,11 +230,7 @@ def run(
     runner = GraphRunner(options)
     status = Status(runner)
     log = RunLog(runner.sim.sim.world)
-    print(
-        f"hil_sim_runner: started in {time.monotonic() - started:.2f} s "
-        f"({'lockstep, as fast as possible' if runner.lockstep else f'rtf {options.rtf:g}'})",
-        flush=True,
-    )
+    _print_started(runner, time.monotonic() - started)
     ending: Ending = "stopped"
     try:
         if not signals.requested:  # a signal while the graph was being built: no run
@@ -276,6 +276,18 @@ def run(
     if failure is not None:
         return 1
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
+
+
+def _print_started(runner: GraphRunner, seconds: float) -> None:
+    """How long the graph took to build, how it runs, and where the live view is."""
+    pace = "lockstep, as fast as possible" if runner.lockstep else f"rtf {runner.options.rtf:g}"
+    print(f"hil_sim_runner: started in {seconds:.2f} s ({pace})", flush=True)
+    if runner.live_url is not None:
+        print(
+            f"hil_sim_runner: live view on {runner.live_url} "
+            "(Foxglove app or Lichtblick: open a Foxglove WebSocket connection)",
+            flush=True,
+        )
 
 
 def _drive(

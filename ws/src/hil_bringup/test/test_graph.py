@@ -60,6 +60,25 @@ def test_faults_put_a_proxy_on_each_link_between_its_user_and_the_mcu() -> None:
     assert command.faults.model.seed != signal.faults.model.seed  # not the same faults on both
 
 
+def test_live_adds_the_live_view_to_the_world_side_and_a_recording_keeps_every_scene() -> None:
+    nodes, _ = describe(GraphOptions(live=True, live_port=9000, live_host="0.0.0.0"))
+    (view,) = (n for n in nodes if n.name == "live_view")
+    assert (view.package, view.executable, view.namespace, view.robot) == (
+        "hil_bringup",
+        "live_view",
+        "",
+        None,
+    )
+    assert view.parameters == {"host": "0.0.0.0", "port": 9000, "use_sim_time": True}
+    world, _ = describe_side(GraphOptions(live=True), "world")
+    robot, _ = describe_side(GraphOptions(live=True), "robot")
+    assert "live_view" in {n.name for n in world} and "live_view" not in {n.name for n in robot}
+    assert "live_view" not in {n.name for n in describe(GraphOptions())[0]}
+    # The simulator paces its scene by the wall clock for a viewer, not for a recording.
+    sim = {o: next(n for n in describe(GraphOptions(record=o))[0] if n.name == "sim") for o in ("", "/tmp/b")}
+    assert sim[""].parameters["scene_max_rate"] > 0 and sim["/tmp/b"].parameters["scene_max_rate"] == 0.0
+
+
 def test_without_faults_the_rates_change_nothing() -> None:
     plain = describe(GraphOptions())
     assert describe(GraphOptions(fault_drop=0.5, fault_corrupt=0.5)) == plain

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hil_bringup.core.report import RunLog, Track, write_report
+from hil_bringup.core.report import RunLog, write_report
 from hil_sim.core.world import WorldConfig, ring_of_boards
 
 #: The runners sample the log every 50 ms of simulated time.
@@ -41,19 +41,6 @@ def test_a_long_runs_log_stays_bounded_and_spans_the_whole_run() -> None:
     assert len(log.led_on) <= KEPT_AT_MOST
     assert log.led_switch_ons == 3600  # every one counted, one per 2 s
     assert log.board_falls == dict.fromkeys(range(6), 1000.0)
-
-
-def test_a_track_thins_out_evenly_and_keeps_the_latest_sample() -> None:
-    track = Track(capacity=8)
-    for n in range(21):
-        track.add(float(n), float(n), 0.0)
-    # Kept every 4th sample once 8 were kept twice over, then the latest (20 is on the stride).
-    assert track.stride == 4
-    assert [t for t, _, _ in track] == [0.0, 4.0, 8.0, 12.0, 16.0, 20.0]
-    track.add(21.0, 21.0, 0.0)
-    assert [t for t, _, _ in track][-2:] == [20.0, 21.0]
-    with pytest.raises(ValueError, match="even"):
-        Track(capacity=7)
 
 
 def test_first_within_finds_the_first_sample_in_reach() -> None:

@@ -243,6 +243,26 @@ class GraphOptions:
         "Record every topic and the raw wire traffic to this rosbag2 (MCAP) path; empty: off.",
         surfaces=("launch", "cli"),
     )
+    live: bool = option(
+        False,
+        "Serve the run live over the Foxglove WebSocket protocol (live_view) for the Foxglove app or "
+        "Lichtblick: the scene (arena, boards, robots with their sensor beams, paths, LEDs, the MCU's "
+        "pins) and every topic of the graph, at ws://<live_host>:<live_port>.",
+        surfaces=("launch", "cli"),
+    )
+    live_port: int = option(
+        8765,
+        "live: the live view's WebSocket port; 0: any free port (printed).",
+        minimum=0,
+        maximum=65535,
+        surfaces=("launch", "cli"),
+    )
+    live_host: str = option(
+        "127.0.0.1",
+        "live: the address the live view listens on: 127.0.0.1 this machine only, 0.0.0.0 every "
+        "network interface (anyone who reaches it sees the run).",
+        surfaces=("launch", "cli"),
+    )
     firmware: str = option(
         "",
         "mcu simavr: the firmware ELF to run; empty: robot_mcu built (cached) for this run.",
@@ -529,9 +549,16 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     """
     if options.params_file:
         check_params_file(options.params_file)
-    nodes = [_spec("hil_sim", "sim", "sim", "hil_sim.sim_node:SimNode", "", **reached(options, "sim"))]
+    # A recording keeps the live scene at its simulated rate; a live view alone takes at
+    # most the simulator's scene_max_rate per wall second (a fast lockstep run is not slowed).
+    scene = {"scene_max_rate": 0.0} if options.record else {}
+    nodes = [
+        _spec("hil_sim", "sim", "sim", "hil_sim.sim_node:SimNode", "", **reached(options, "sim"), **scene)
+    ]
     for robot in range(options.hil_robots):
         nodes += chain(options, robot)
+    if options.live:
+        nodes.append(live_view(options))
     # The simulator is the clock: it stamps with simulated time itself (as Gazebo does,
     # whatever the other nodes follow), and following its own /clock would wake its
     # executor every period for nothing. Every other node follows it (use_sim_time,
@@ -552,6 +579,18 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     return nodes, processes
 
 
+def live_view(options: GraphOptions) -> NodeSpec:
+    """The live view's node (``live``): the scene and the graph's topics over Foxglove WebSocket."""
+    return NodeSpec(
+        "hil_bringup",
+        "live_view",
+        "live_view",
+        "hil_bringup.live_view_node:LiveViewNode",
+        "",
+        {"host": options.live_host, "port": options.live_port},
+    )
+
+
 #: The two sides of a distributed run (world.launch.py, robot.launch.py, hil_side).
 SIDES = ("world", "robot")
 
@@ -561,7 +600,8 @@ def describe_side(
 ) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     """One side of a run split across machines that share a ROS domain.
 
-    ``world``: the simulator (with ``radio`` its radio model), the clock of the run.
+    ``world``: the simulator (with ``radio`` its radio model), the clock of the run, and
+    with ``live`` the live view.
     ``robot``: HIL robot ``robot``'s chain (MCU, bridge, loop, description, radio
     module) and its fault proxies; it talks to the world over DDS only (signals, radio,
     /clock), so it can run on another machine.

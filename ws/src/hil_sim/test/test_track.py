@@ -1,0 +1,20 @@
+"""A track keeps a whole run's path in bounded memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from hil_sim.core.track import Track
+
+
+def test_a_track_thins_out_evenly_and_keeps_the_latest_sample() -> None:
+    track = Track(capacity=8)
+    for n in range(21):
+        track.add(float(n), float(n), 0.0)
+    # Kept every 4th sample once 8 were kept twice over, then the latest (20 is on the stride).
+    assert track.stride == 4
+    assert [t for t, _, _ in track] == [0.0, 4.0, 8.0, 12.0, 16.0, 20.0]
+    track.add(21.0, 21.0, 0.0)
+    assert [t for t, _, _ in track][-2:] == [20.0, 21.0]
+    with pytest.raises(ValueError, match="even"):
+        Track(capacity=7)
