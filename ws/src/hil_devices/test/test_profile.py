@@ -124,7 +124,8 @@ def test_the_simulator_sees_poses_mounts_and_resolved_parameters() -> None:
     assert math.isclose(model["sonar_left"].pose.yaw, math.radians(45), abs_tol=1e-4)
     assert front.outputs == ("distance",) and front.inputs == ()
     demo = {device.name: device for device in model_devices(load_profile("demo"))}
-    assert demo["ir"].table["distance_cm"][0] == 15  # the type's data table comes along
+    assert demo["ir"].params["distance_cm"][0] == 15  # the type's data table comes along
+    assert "driver" not in demo["motor_left"].params  # a table entry that is no parameter of its kind
     assert demo["bumper_left"].params["to_deg"] == 75
 
 
