@@ -83,8 +83,7 @@ def test_the_demo_profile_derives_todays_device_set_signal_ids_and_pins() -> Non
     wiring = load_yaml(FIRMWARE / "robot_mcu" / "wiring.yaml", what="wiring")
     assert profile.board == wiring["board"]
     assert mcu_pins(profile) == {key: str(pin).upper() for key, pin in wiring["pins"].items()}
-    schema = profile_telemetry(profile)
-    assert schema is not None and schema.lists == telemetry_schema().lists
+    assert profile_telemetry(profile).lists == telemetry_schema().lists
     assert profile.command.baud == 38400  # robot_mcu's HIL_BAUD, robot_control's baud
     assert profile.firmware.sketch == (FIRMWARE / "robot_mcu").resolve()
 

@@ -761,6 +761,23 @@ class _Reader:
                 )
 
 
+#: Several robots' profiles in one text (a run's ``robot`` option) are comma-separated.
+ROBOT_SEPARATOR = ","
+
+
+def robot_entries(text: str) -> list[str]:
+    """The profiles a run's ``robot`` text names, in robot order (blank entries left out).
+
+    One per robot, the last for the robots past the list (:func:`for_robot`).
+    """
+    return [entry.strip() for entry in text.split(ROBOT_SEPARATOR) if entry.strip()]
+
+
+def for_robot(items: Sequence[Any], robot: int) -> Any:
+    """Robot ``robot``'s item of a per-robot list: its own, or the last for robots past the list."""
+    return items[min(robot, len(items) - 1)]
+
+
 def path_name(path: Path) -> str:
     """A robot's default name: its folder's (robot.yaml) or the file's stem."""
     return path.resolve().parent.name if path.name == PROFILE_FILE else path.stem
@@ -800,11 +817,17 @@ def coupling_params(profile: RobotProfile) -> dict[str, dict[str, float]]:
     }
 
 
-def telemetry_schema(profile: RobotProfile, default: TelemetrySchema | None = None) -> TelemetrySchema | None:
-    """The control loop's telemetry lists (``default`` where the profile gives none); None for brain none."""
-    if profile.brain != "control_loop":
-        return None
-    return TelemetrySchema(dict(profile.telemetry)) if profile.telemetry else default
+#: The telemetry a profile without ``telemetry:`` gives a control loop: the motor commands.
+MOTOR_TELEMETRY = {"TL1": ("right", "left")}
+
+
+def telemetry_schema(profile: RobotProfile) -> TelemetrySchema:
+    """The telemetry lists a control loop gets from this robot: its ``telemetry:``, else TL1 only.
+
+    TL1 (``right``, ``left``: the motor commands the MCU applies) is what the loop's
+    odometer needs; sensor lists are the profile's to name.
+    """
+    return TelemetrySchema(dict(profile.telemetry) if profile.telemetry else dict(MOTOR_TELEMETRY))
 
 
 @dataclass(frozen=True)

@@ -221,10 +221,10 @@ def robot_model_from_profile(profile: RobotProfile) -> RobotModel:
         )
     except HilSimError as exc:
         raise HilSimError(f"{where}: {exc}") from None
-    known = {f.name for f in fields(MotorParams)}
-    unknown = sorted(set(body.motor) - known)
+    known = [f.name for f in fields(MotorParams)]
+    unknown = sorted(set(body.motor) - set(known))
     if unknown:
-        raise HilSimError(f"{where}.motor.{unknown[0]}: not a motor parameter ({', '.join(sorted(known))})")
+        raise HilSimError(f"{where}.motor.{unknown[0]}: not a motor parameter (known: {', '.join(known)})")
     try:
         motor = MotorParams(**body.motor)
     except HilSimError as exc:
