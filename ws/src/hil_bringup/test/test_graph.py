@@ -54,7 +54,7 @@ def test_faults_put_a_proxy_on_each_link_between_its_user_and_the_mcu() -> None:
         assert args[args.index("--link") + 1] == user != upstream
         assert (args[args.index("--drop") + 1], args[args.index("--corrupt") + 1]) == ("0.01", "0.02")
         assert proxy.faults is not None and proxy.faults.arguments() == args  # the runner's proxy too
-    assert command.arguments[command.arguments.index("--baud") + 1] == str(options.command_baud)
+    assert command.arguments[command.arguments.index("--baud") + 1] == str(options.profile(0).command.baud)
     assert signal.arguments[signal.arguments.index("--baud") + 1] == str(options.signal_baud)
     assert command.faults is not None and signal.faults is not None
     assert command.faults.model.seed != signal.faults.model.seed  # not the same faults on both
