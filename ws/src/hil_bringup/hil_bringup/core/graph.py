@@ -49,8 +49,8 @@ MCU_KINDS = ("virtual", "simavr", "serial")
 PHYSICS = ("native", "mujoco")
 #: The node that plays the MCU, by kind (a real MCU has none).
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
-#: Who talks to the firmware on its command UART; empty: the robot profile's choice.
-BRAINS = ("", "control_loop", "none")
+#: Who talks to the firmware on its command UART; ``profile``: the robot profile's ``brain``.
+BRAINS = ("profile", "control_loop", "none")
 #: The control loop's behaviours; ``manual`` (spelt ``""`` too) drives on cmd_vel.
 BEHAVIOURS = ("manual", "boards", "light", "swarm")
 
@@ -111,11 +111,12 @@ class GraphOptions:
         reaches=("sim.robot",),
     )
     brain: str = option(
-        "",
+        "profile",
         "Who talks to the firmware on its command UART: control_loop (the DRV/HBB protocol) or "
         "none (no control loop: the firmware owns its UART, a pty at a printed path for your own "
-        "program, at the firmware's baud rate); empty: the profile's brain.",
+        "program, at the firmware's baud rate); profile: the robot profile's brain.",
         choices=BRAINS,
+        aliases={"": "profile"},
     )
     uart_link: str = option(
         "",
@@ -307,7 +308,7 @@ class GraphOptions:
 
     def brain_of(self, robot: int = 0) -> str:
         """Who talks to HIL robot ``robot``'s firmware: the ``brain`` option, else its profile's."""
-        return self.brain or self.profile(robot).brain
+        return self.profile(robot).brain if self.brain == "profile" else self.brain
 
     @property
     def link_folder(self) -> str:

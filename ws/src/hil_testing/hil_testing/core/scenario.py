@@ -30,7 +30,7 @@ The format, with every assertion kind (times in simulated seconds)::
     world: empty                    # a world of hil_sim (demo, empty, swarm) or a YAML path
     start: {x: 0.0, y: 0.0, yaw: 0.0}
     robot: demo                     # a shipped robot or a robot folder (relative to this file)
-    brain: ""                       # control_loop | none; empty: the robot profile's
+    brain: profile                  # control_loop | none | profile (the robot profile's)
     mcu: virtual                    # virtual | simavr
     physics: native                 # native | mujoco
     firmware: ""                    # simavr: an ELF (default: the robot's firmware built for the run)
