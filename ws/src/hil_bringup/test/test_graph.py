@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -292,3 +293,18 @@ def test_a_robot_folder_is_taken_by_its_absolute_path(
     assert [p.name for p in options.profiles] == ["rab_style", "line_follower"]
     monkeypatch.chdir(tmp_path)  # every node of the run, wherever it starts, reads the same files
     assert [p.name for p in GraphOptions(robot=options.robot).profiles] == ["rab_style", "line_follower"]
+
+
+def test_a_profiles_other_uarts_reach_ptys_beside_the_command_link(tmp_path: Path) -> None:
+    robot = tmp_path / "mega_bt"
+    shutil.copytree(GraphOptions(robot="rab_style").profile().folder, robot)
+    text = (robot / "robot.yaml").read_text().replace("board: uno", "board: mega2560")
+    text = text.replace(
+        "  - {uart: 0, baud: 57600, role: command}",
+        "  - {uart: 0, baud: 57600, role: command}\n  - {uart: 1, baud: 9600, role: aux}",
+    )
+    (robot / "robot.yaml").write_text(text)
+    options = GraphOptions(robot=str(robot), mcu="simavr", link_dir=str(tmp_path / "links"))
+    mcu = next(n for n in describe(options)[0] if n.name == "simavr_mcu").parameters
+    assert mcu["uart_ports"] == [f"1:{tmp_path / 'links' / 'uart1'}"]
+    assert mcu["command_port"] == str(tmp_path / "links" / "mcu_command")
