@@ -82,7 +82,7 @@ _DRAIN_MAX_S = 3.0
 #: Nodes with no input for the lockstep driver to serve (see GraphRunner._executor_for).
 _SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description", "radio_module"}
 #: Options that describe this machine's run rather than the experiment (not kept in bags).
-RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
+RUN_LOCAL = ("link_dir", "command_port", "signal_port", "uart_link", "record")
 #: Name prefix of a run's private pty folder in the user's runtime folder (runtime_dir).
 LINK_DIR_PREFIX = "hil-links-"
 #: Name prefix of a run's private folder of node parameter files (runtime_dir).
