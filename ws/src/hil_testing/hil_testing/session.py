@@ -182,7 +182,9 @@ class HilSession:
     def _feed(self, now: float) -> None:
         for hook in self.input_hooks:
             hook(now)
-        loop = self.runner.loop
+        loop = self.runner.chains[0].loop
+        if loop is None:
+            return  # brain none: no loop takes operator input (the UART is hil.serial)
         while self._commands:
             loop.on_robot_command(String(data=self._commands.popleft()))
         if self.twist_source is None:
