@@ -135,6 +135,15 @@ void uart_link_open(int number, int fd) {
     }
 }
 
+int uart_link_has(int number) {
+    for (int i = 0; i < uart_count; i++) {
+        if (uarts[i].number == number) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void uart_link_watch_opens(int fd) {
     watch.fd = fd;
     harness_nonblocking(fd, "reset-on-open");

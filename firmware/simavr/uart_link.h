@@ -17,6 +17,8 @@
 /* UART ``number`` on the pty master ``fd``; registers its stats (exits 2 for a UART the
  * board does not have, or one given twice). */
 void uart_link_open(int number, int fd);
+/* 1 if UART ``number`` is on a pty (a peer holds its lines). */
+int uart_link_has(int number);
 /* The open watch on ``fd`` (an inotify descriptor). */
 void uart_link_watch_opens(int fd);
 /* 1 if a first reader has opened the command link since the last call (read the watch). */

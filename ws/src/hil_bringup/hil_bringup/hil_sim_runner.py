@@ -6,7 +6,9 @@ process. The robot runs the ``boards`` demo by default. A live status (rich) sho
 simulated time, RTF, pose, boards down, link round trips and loop jitter; Ctrl-C stops
 cleanly (threads joined, ptys closed, their links removed). At the end the run's
 folder holds ``report.png`` (arena, boards standing or fallen, trajectory, LED events)
-and ``metrics.json``; the last lines printed name both. SIGTERM ends it like Ctrl-C, and
+and ``metrics.json``; the last lines printed name both, and the pin trace
+(``--mcu simavr --trace-pins ...``: ``pins.vcd``, the firmware's pins timed in AVR cycles)
+when there is one. SIGTERM ends it like Ctrl-C, and
 a second signal changes nothing: the handlers only note the request, and go in before
 the graph's modules are imported. A killed run's pty folder and shared-memory files
 are removed by the next run.
@@ -15,6 +17,7 @@ are removed by the next run.
     hil_sim_runner --headless --duration 120 --rtf 0
     make sim ARGS="--headless --duration 60 --rtf 0 --record /tmp/run1"
     make sim ARGS="--headless --rtf 0 --until-done"   # until the task is done
+    make sim ARGS="--mcu simavr --rtf 0 --duration 5 --trace-pins motor_left,ultrasonic"
 
 With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
 robot 0 within the light's reference distance) has been done for a settle second;
@@ -35,6 +38,7 @@ import argparse
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -49,6 +53,7 @@ from hil_common.core.kinematics import wrap_angle
 from hil_common.core.leftovers import remove_dead_dds_segments
 from hil_common.core.shutdown import ShutdownSignals, ignore_further_stop_signals, shutdown_signals
 from hil_common.errors import HilError
+from hil_mcu.core.pin_trace import TRACE_FILE, trace_summary
 
 if TYPE_CHECKING:
     from hil_bringup.core.report import RunLog
@@ -225,8 +230,8 @@ def run(
         if args.behaviour == "swarm":
             done = partial(swarm_gathered, robots=args.hil_robots)  # the robots that have a loop
     watch = DoneWatch(done) if done is not None else None
-    options = graph_options(args)
     folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
+    options = _trace_in(graph_options(args), folder)
     check_report_folder(folder)  # now: a run's results are lost if the folder fails at the end
     # Imported only now, after main() installed the signal handlers: rclpy, the nodes
     # and numpy take a second or more to import under load.
@@ -261,7 +266,8 @@ def run(
             log.metrics["link_faults"] = link_faults
         failure = runner.failure()
         log.metrics["failure"] = failure
-        runner.stop()
+        runner.stop()  # the harnesses have written their pin traces once stopped
+        traces = _pin_traces(runner, log)
     if failure is not None:
         print(
             f"hil_sim_runner: {failure}; the run stopped at {snapshot['sim_time']:.1f} s simulated",
@@ -281,8 +287,7 @@ def run(
         )
     if link_faults is not None:
         print(f"hil_sim_runner: link faults: {fault_summary(link_faults)}")
-    print(f"metrics: {metrics_path}")
-    print(f"picture: {picture_path}", flush=True)
+    _print_paths(metrics_path, picture_path, traces)
     if failure is not None:
         return 1
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
@@ -392,6 +397,35 @@ def _ending(args: argparse.Namespace, t: float, down: int, *, settled: bool) -> 
     if args.until_boards_down and down >= args.until_boards_down:
         return "boards"
     return None
+
+
+def _trace_in(options: GraphOptions, folder: Path) -> GraphOptions:
+    """A pin trace (``trace_pins``) without a ``trace_file`` goes to the report folder."""
+    if options.trace_pins and not options.trace_file:
+        return replace(options, trace_file=str(folder / TRACE_FILE))
+    return options
+
+
+def _pin_traces(runner: GraphRunner, log: RunLog) -> list[dict[str, Any]]:
+    """Each HIL robot's pin trace (``trace_pins``): file, pins, size, when cut; in the metrics too."""
+    traces = []
+    for chain in runner.chains:
+        trace = getattr(chain.mcu, "trace", None)
+        if trace is not None:
+            traces.append({"robot": chain.robot, **trace_summary(trace)})
+    if traces:
+        log.metrics["pin_traces"] = traces
+    return traces
+
+
+def _print_paths(metrics: Path, picture: Path, traces: list[dict[str, Any]]) -> None:
+    """The last lines: the report's files, each pin trace's (and its cut, if it was)."""
+    print(f"metrics: {metrics}")
+    print(f"picture: {picture}", flush=True)
+    for trace in traces:
+        cut = trace["cut_at_s"]
+        note = "" if cut is None else f" (cut at its size limit, at {cut:.1f} s: --trace-limit-mb)"
+        print(f"pins: {trace['file']}{note}", flush=True)
 
 
 def _swarm_metrics(runner: GraphRunner, options: GraphOptions, log: RunLog) -> dict[str, Any]:

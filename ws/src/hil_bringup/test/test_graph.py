@@ -198,11 +198,33 @@ def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
         ({"fault_drop": 1.5}, "fault_drop"),
         ({"fault_corrupt": -0.1}, "fault_corrupt"),
         ({"fault_drop": float("nan")}, "fault_drop"),
+        ({"trace_pins": "D9"}, "trace_pins needs mcu = simavr"),
+        ({"trace_limit_mb": 0.0}, "trace_limit_mb"),
     ],
 )
 def test_bad_options_are_refused_by_name(options: dict[str, object], message: str) -> None:
     with pytest.raises(HilBringupError, match=message):
         GraphOptions(**options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("options", "files"),
+    [
+        ({}, ["pins.vcd"]),
+        ({"trace_file": "/runs/a/t.vcd"}, ["/runs/a/t.vcd"]),
+        (
+            {"trace_file": "/runs/a/t.vcd", "robots": 2, "hil_robots": 2},
+            ["/runs/a/t_robot_0.vcd", "/runs/a/t_robot_1.vcd"],
+        ),
+    ],
+)
+def test_each_firmware_writes_its_pin_trace_to_a_file_of_its_own(
+    options: dict[str, object], files: list[str]
+) -> None:
+    nodes, _ = describe(GraphOptions(mcu="simavr", trace_pins="motor_left", **options))  # type: ignore[arg-type]
+    mcus = [n for n in nodes if n.name == "simavr_mcu"]
+    assert [n.parameters["trace_file"] for n in mcus] == files
+    assert {n.parameters["trace_pins"] for n in mcus} == {"motor_left"}
 
 
 def test_launch_files_are_one_flat_launch_description() -> None:

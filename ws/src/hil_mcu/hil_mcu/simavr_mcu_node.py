@@ -18,6 +18,10 @@ and hands it the masters of its ptys:
   emulates on the firmware's I2C bus, opened by the robot's radio module. Empty: no
   bridge answers, the firmware has no radio link.
 
+With ``trace_pins`` (``motor_left.enable,encoder_left.a``: the wiring's names, raw
+pins, UART lines; :mod:`hil_mcu.core.pin_trace`) the harness writes those pins' levels
+to ``trace_file`` as a VCD file timed in AVR cycles, up to ``trace_limit_mb``.
+
 Each hardware UART runs at the baud rate the firmware sets on it. With ``auto_reset``
 (default on, as a real UNO, Nano or Mega through DTR) the first open of
 ``command_port`` by a reader resets the AVR, so the program that opens it sees what
@@ -60,10 +64,12 @@ from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread
 from hil_common.parameters import declare_parameters
 from hil_devices.core.defaults import device_library
 from hil_devices.core.profile import RobotProfile, load_profile
+from hil_mcu.core.pin_trace import TRACE_FILE, TRACE_LIMIT_MB, TRACE_LIMIT_RANGE_MB, PinTrace, pin_trace
 from hil_mcu.core.simavr import (
     MAX_BOOT_DELAY_S,
     FirmwareOptions,
     OpenWatch,
+    RobotWiring,
     SerialLinks,
     SimavrProcess,
     SoftUartSpec,
@@ -180,6 +186,21 @@ PARAMETERS = (
         "stats_period", 1.0, "Wall seconds between the harness's reports (real time).", min=0.05, max=60.0
     ),
     ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/build/simavr."),
+    ParamSpec(
+        "trace_pins",
+        "",
+        "Pins to trace into a VCD file, comma-separated: the wiring's device.signal or device.pin"
+        " (a device's name: all its pins), raw pins (D9, A0, PB1), UART lines (uart0.tx, uart0.rx);"
+        " empty: no trace.",
+    ),
+    ParamSpec("trace_file", TRACE_FILE, "The pin trace's VCD file (relative: from the working folder)."),
+    ParamSpec(
+        "trace_limit_mb",
+        TRACE_LIMIT_MB,
+        "The pin trace stops, saying so, once its file reaches this many megabytes.",
+        min=TRACE_LIMIT_RANGE_MB[0],
+        max=TRACE_LIMIT_RANGE_MB[1],
+    ),
     CLOCK_TIMEOUT,
 )
 
@@ -222,7 +243,14 @@ class SimavrMcuNode(Node):
         self.auto_reset = params.as_bool("auto_reset")
         #: The bootloader's wait after a reset (None: the board's).
         self.boot_delay = params.as_float("boot_delay") if params.as_float("boot_delay") >= 0 else None
-        self.coupling = self._coupling(params, links)
+        self.coupling, wiring = self._coupling(params, links)
+        #: The pin trace the harness writes, or None.
+        self.trace: PinTrace | None = pin_trace(
+            params.as_str("trace_pins"),
+            wiring,
+            path=params.as_str("trace_file"),
+            limit_mb=params.as_float("trace_limit_mb"),
+        )
         self.executable = harness(progress=log.info)
         self.elf = self._firmware(params)
         self.stats_period = params.as_float("stats_period")
@@ -237,7 +265,7 @@ class SimavrMcuNode(Node):
         self._previous: tuple[float, float, float] | None = None  # wall, avr seconds, dropped
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
-        self._reset_pending = False
+        self._reset_pending = self._trace_cut_told = False
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)
         self.create_service(Trigger, "~/reset", self._on_reset)
         log.info(
@@ -262,17 +290,18 @@ class SimavrMcuNode(Node):
                 self._close_ptys()
                 raise
 
-    def _coupling(self, params: ParamValues, links: SerialLinks) -> str:
-        """The harness's coupling: the profile's pins, or the wiring and device_set parameters'."""
+    def _coupling(self, params: ParamValues, links: SerialLinks) -> tuple[str, RobotWiring]:
+        """The harness's coupling and the wiring: the profile's pins, or the wiring and device_set's."""
         period = params.as_float("signal_period")
         if self.profile is not None:
-            check_serial_pins(links, profile_wiring(self.profile))
-            return profile_coupling(self.profile, period=period)
+            wiring = profile_wiring(self.profile)
+            check_serial_pins(links, wiring)
+            return profile_coupling(self.profile, period=period), wiring
         layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
         wiring = load_robot_wiring(params.as_str("wiring"))
         check_board(wiring, self.board)
         check_serial_pins(links, wiring)
-        return coupling_text(layout, wiring, period=period)
+        return coupling_text(layout, wiring, period=period), wiring
 
     def _firmware(self, params: ParamValues) -> Path:
         """The ELF to run: the ``firmware`` parameter's (checked), the profile's, or robot_mcu built."""
@@ -315,6 +344,7 @@ class SimavrMcuNode(Node):
             executable=self.executable,
             board=self.board,
             on_warning=lambda text: self.get_logger().warning(f"simavr: {text}"),
+            trace=self.trace,
         )
 
     def start(self) -> None:
@@ -404,6 +434,13 @@ class SimavrMcuNode(Node):
     def publish_diagnostics(self) -> None:
         """The harness's counters on ``diagnostics``; WARN while the AVR lags the wall clock."""
         stats = self.stats
+        cut = stats.get("trace_cut_at_s")
+        if cut is not None and self.trace is not None and not self._trace_cut_told:
+            self._trace_cut_told = True
+            self.get_logger().warning(
+                f"pin trace {self.trace.path} reached its size limit of {self.trace.limit_bytes / 1e6:g} MB"
+                f" at {cut:.3f} s of the firmware's time: nothing after that is in it (trace_limit_mb)"
+            )
         wall, avr, dropped = (
             float(stats.get("wall_seconds", 0.0)),
             float(stats.get("avr_seconds", 0.0)),
@@ -431,6 +468,7 @@ class SimavrMcuNode(Node):
             "soft_uart_ports": ", ".join(
                 f"{s.rx}:{s.tx}:{s.baud}:{pair.path}" for s, pair in self.soft_uarts
             ),
+            "trace_file": str(self.trace.path) if self.trace is not None else "",
             "avr_time_per_wall_time": round(ratio, 3),
             **stats,
         }

@@ -12,7 +12,8 @@ earlier once every assertion's verdict is settled (an assertion over the whole r
 settles early only by failing), the timeline is through and no goto runs. Per
 scenario it prints PASS/FAIL/ERROR per assertion with the simulated span its verdict
 covers, and writes the run report of ``hil_sim_runner`` (``report.png`` and
-``metrics.json``, with the scenario's verdicts added) to ``<out>/<scenario>/``; then
+``metrics.json``, with the scenario's verdicts added; with ``trace_pins`` the pin trace
+``pins.vcd``) to ``<out>/<scenario>/``; then
 the JUnit XML of all of them (default ``<out>/junit.xml``). An assertion the run
 did not reach the end of (it could not start, failed, or was stopped) is an ERROR,
 never a pass. Exit status: 0 if every assertion passed, 1 if any failed or is an
@@ -270,13 +271,21 @@ def run_scenario(
 ) -> SuiteResult:
     """Run one scenario in lockstep; its assertions' verdicts (and the run report in ``report_dir``)."""
     from hil_bringup.core.report import write_report  # noqa: PLC0415 - the graph's modules load late
-    from hil_bringup.hil_sim_runner import Status, _metrics  # noqa: PLC0415 - the run report's figures
+    from hil_bringup.hil_sim_runner import (  # noqa: PLC0415 - the run report's figures
+        Status,
+        _metrics,
+        _pin_traces,
+        _trace_in,
+    )
     from hil_sim.core.world import Pose  # noqa: PLC0415
     from hil_testing.session import HilSession  # noqa: PLC0415
 
     started = time.monotonic()
     try:
-        session = HilSession(graph_options(scenario), start=Pose(*scenario.start) if scenario.start else None)
+        options = graph_options(scenario)
+        if report_dir is not None:  # a pin trace without a file goes beside the report
+            options = _trace_in(options, report_dir / scenario.name)
+        session = HilSession(options, start=Pose(*scenario.start) if scenario.start else None)
     except RUN_ERRORS as exc:
         cases = [CaseResult("the run starts", False, str(exc), error=True)]
         cases += [
@@ -300,6 +309,7 @@ def run_scenario(
     finally:
         simulated = session.time
         session.stop()
+    traces = _pin_traces(session.runner, run.log)
     wall = time.monotonic() - started
     out = ""
     if report_dir is not None:
@@ -321,7 +331,9 @@ def run_scenario(
             ],
         }
         metrics_path, picture_path = write_report(run.log, report_dir / scenario.name)
-        out = f"metrics: {metrics_path}\npicture: {picture_path}"
+        out = "\n".join(
+            [f"metrics: {metrics_path}", f"picture: {picture_path}", *(f"pins: {t['file']}" for t in traces)]
+        )
     properties = {"file": str(scenario.path), "simulated_s": f"{simulated:.3f}"}
     return SuiteResult(scenario.name, wall, cases, system_out=out, properties=properties)
 

@@ -155,6 +155,29 @@ def test_yaw_reads_wrapped_in_assertions_and_in_the_metrics(tmp_path: Path) -> N
     assert -math.pi <= metrics["final_pose"][2] <= math.pi
 
 
+TRACED = """
+world: empty
+duration: 1
+mcu: simavr
+trace_pins: motor_left.enable, uart0.tx
+timeline: [{at: 0.0, cmd_vel: {linear: 0.1}}]
+assertions: [{state: {field: v, min: -1.0, max: 1.0}}]
+"""
+
+
+@pytest.mark.ros
+def test_a_scenarios_pin_trace_goes_beside_its_report(tmp_path: Path) -> None:
+    path = tmp_path / "traced.yaml"
+    path.write_text(TRACED)
+    (suite,) = run_files([load_scenario(path)], out=tmp_path / "out", junit=None)
+    assert suite.passed, suite.cases
+    trace = tmp_path / "out" / "traced" / "pins.vcd"
+    assert f"pins: {trace}" in suite.system_out
+    assert trace.read_bytes().startswith(b"$version hil_simavr pin trace $end")
+    metrics = json.loads((tmp_path / "out" / "traced" / "metrics.json").read_text())
+    assert metrics["pin_traces"][0]["pins"] == {"motor_left.enable": 5, "uart0.tx": 1}
+
+
 class StopAfter(ShutdownSignals):
     """A stop request that arrives at the ``reads``-th look (one per lockstep period)."""
 

@@ -10,6 +10,7 @@ tasks; a scenario can plug in its own predicate.
 * ``light``: robot 0's centre is within the light's ``reference_distance``, where a
   photoresistor facing it reads full scale (the light behaviour stops about 0.37 m
   from the demo world's light, whose reference distance is 0.5 m).
+* ``swarm``: every HIL robot is within :data:`GATHER_RADIUS` (1 m) of the light.
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ from hil_common.core.paths import share_dir
 from hil_common.core.runtime_dir import private_dir, runtime_root
 from hil_common.errors import HilError
 from hil_devices.core.profile import RobotProfile
+from hil_mcu.core.pin_trace import TRACE_FILE, TRACE_LIMIT_MB, TRACE_LIMIT_RANGE_MB
+from robot_control.core.behaviours import BEHAVIOURS as AUTO_BEHAVIOURS
 
 MCU_KINDS = ("virtual", "simavr", "serial")
 #: The simulator's physics backends (hil_sim.core.physics.BACKENDS; not imported: launch
@@ -52,7 +54,7 @@ MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
 #: Who talks to the firmware on its command UART; ``profile``: the robot profile's ``brain``.
 BRAINS = ("profile", "control_loop", "none")
 #: The control loop's behaviours; ``manual`` (spelt ``""`` too) drives on cmd_vel.
-BEHAVIOURS = ("manual", "boards", "light", "swarm")
+BEHAVIOURS = ("manual", *AUTO_BEHAVIOURS)
 
 
 def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
@@ -271,6 +273,27 @@ class GraphOptions:
         " With brain none the profile's auto_reset says what your program's open does.",
         surfaces=(),
     )
+    trace_pins: str = option(
+        "",
+        "mcu simavr: pins whose levels the firmware's run writes to a VCD file (GTKWave, PulseView),"
+        " timed in AVR cycles; comma-separated: the wiring's device.signal or device.pin"
+        " (motor_left.enable), a device's name (all its pins), raw pins (D9, A0, PB1), UART lines"
+        " (uart0.tx, uart0.rx); empty: no trace.",
+        reaches=("simavr_mcu.trace_pins",),
+    )
+    trace_file: str = option(
+        "",
+        "trace_pins: the VCD file; empty: pins.vcd in the run's report folder (hil_sim_runner) or in"
+        " the working folder. With several HIL robots, robot i's name gets _robot_<i> before .vcd.",
+    )
+    trace_limit_mb: float = option(
+        TRACE_LIMIT_MB,
+        "trace_pins: the trace stops, saying so, once its file reaches this size.",
+        minimum=TRACE_LIMIT_RANGE_MB[0],
+        maximum=TRACE_LIMIT_RANGE_MB[1],
+        unit="MB",
+        reaches=("simavr_mcu.trace_limit_mb",),
+    )
     params_file: str = option(
         "",
         "A ROS 2 parameter file for the whole graph (node_name: ros__parameters: sections; "
@@ -296,6 +319,17 @@ class GraphOptions:
             )
         if self.mcu == "serial" and not (self.command_port and self.signal_port):
             raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
+        if self.trace_pins.strip() and self.mcu != "simavr":
+            raise HilBringupError(
+                f"trace_pins needs mcu = simavr (the firmware in the AVR emulator), not {self.mcu}"
+            )
+
+    def trace_path(self, robot: int = 0) -> str:
+        """HIL robot ``robot``'s pin trace: ``trace_file`` (or pins.vcd), ``_robot_<i>`` added with more."""
+        path = Path(self.trace_file or TRACE_FILE)
+        if self.hil_robots > 1:
+            path = path.with_name(f"{path.stem}_robot_{robot}{path.suffix or '.vcd'}")
+        return str(path)
 
     @property
     def profiles(self) -> tuple[RobotProfile, ...]:
@@ -635,6 +669,7 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
         if mcu == "simavr_mcu":
             extra["auto_reset"] = profile.auto_reset if brain == "none" else options.auto_reset
             extra["uart_ports"] = [f"{uart}:{link}" for uart, link in links.uarts.items()]
+            extra["trace_file"] = options.trace_path(robot)
         nodes.append(
             _spec(
                 "hil_mcu",

@@ -21,7 +21,8 @@ side is a small C program on libsimavr, ``firmware/simavr/build/hil_simavr``
   warnings (``simavr: ...`` lines) are counted, handed to ``on_warning`` once each,
   and added to the stats (``simavr_warnings``, ``simavr_last_warning``);
 * resets the AVR as a real board's DTR does when the command link's pty is first
-  opened (:class:`OpenWatch`), or on request (:meth:`SimavrProcess.reset`).
+  opened (:class:`OpenWatch`), or on request (:meth:`SimavrProcess.reset`);
+* has the harness write a pin trace on request (:mod:`hil_mcu.core.pin_trace`).
 
 The firmware folder is ``HIL_FIRMWARE`` if set, else ``firmware/`` of the source tree
 this package is in.
@@ -59,6 +60,7 @@ from hil_devices.core.devices import DeviceConfig, Direction, PinMode, SignalTyp
 from hil_devices.core.elf import check_avr_elf
 from hil_devices.core.profile import RobotProfile, coupling_params, mcu_pins
 from hil_firmware.core.avr_build import build_sketch
+from hil_mcu.core.pin_trace import PinTrace
 from hil_mcu.errors import HilMcuError
 
 #: Environment variable naming the firmware sketchbook folder.
@@ -893,6 +895,7 @@ class SimavrProcess:
         board: the board the firmware was built for (its MCU and pin table).
         on_warning: called (from a background thread) with each distinct warning simavr
             prints, once.
+        trace: a pin trace to write (:mod:`hil_mcu.core.pin_trace`), or None.
 
     Raises:
         HilMcuError: the harness cannot start.
@@ -916,6 +919,7 @@ class SimavrProcess:
         executable: Path | None = None,
         board: str = "nano",
         on_warning: Callable[[str], None] | None = None,
+        trace: PinTrace | None = None,
     ) -> None:
         if board not in BOARDS:
             raise HilMcuError(f"board {board!r}: expected one of {sorted(BOARDS)}")
@@ -961,6 +965,7 @@ class SimavrProcess:
             *(["--radio-fd", str(radio_fd)] if radio_fd is not None else []),
             *(["--checked"] if checked else []),
             *(["--lockstep"] if lockstep else []),
+            *(trace.arguments() if trace is not None else []),
         ]
         try:
             self.process = subprocess.Popen(
