@@ -19,7 +19,8 @@
  *   - trace.c: the pin trace, a VCD file of chosen pins timed in AVR cycles (--trace FILE
  *     --trace-pin NAME=PIN..., optional).
  *
- * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" once the
+ * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" (and each
+ * UART's " uartN <bytes read from its pty> <bytes written to it>") once the
  * AVR has reached that cycle (the simulator's step); otherwise the AVR is paced to the
  * wall clock (--rtf scales it), and a JSON stats line goes to stdout every
  * --stats-period seconds. "stats" on stdin prints one at once.
@@ -327,14 +328,18 @@ static void run_lockstep(void) {
             check_open(); /* opened since the last step: reset now, at the step's start */
             run_until(target);
             harness_flush_links();
-            printf("ok %" PRIu64 "\n", (uint64_t)core.avr->cycle);
+            printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
+            uart_link_report(stdout);
+            printf("\n");
             fflush(stdout);
         } else if (strncmp(line, "stats", 5) == 0) {
             double seconds = wall() - start;
             print_stats(seconds, seconds > 0 ? (double)core.avr->cycle / seconds / 1e6 : 0.0);
         } else if (strncmp(line, "reset", 5) == 0) {
             reset_avr(1);
-            printf("ok %" PRIu64 "\n", (uint64_t)core.avr->cycle);
+            printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
+            uart_link_report(stdout);
+            printf("\n");
             fflush(stdout);
         } else {
             printf("error unknown command\n");

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hil_bringup.core.done import GATHER_RADIUS, DonePredicate, DoneWatch, swarm_gathered, task_done
-from hil_bringup.core.graph import GraphOptions
+from hil_bringup.core.graph import GraphOptions, user_ports, your_program
 from hil_bringup.core.options import add_arguments, from_namespace
 from hil_bringup.errors import HilBringupError
 from hil_common.core.arg_types import finite, integer
@@ -69,6 +69,16 @@ SAMPLE_PERIOD = 0.05
 Ending = Literal["done", "duration", "boards", "stopped", "failed"]
 #: Wall seconds between looks at whether a part of the run has died.
 FAILURE_CHECK_PERIOD_S = 0.1
+#: The loop's figures of a robot 0 without one (brain none).
+NO_LOOP: dict[str, Any] = {
+    "mode": "brain none (your program)",
+    "held_by": "-",
+    "mcu_alive": None,
+    "mcu_rtt_ms": None,
+    "station": "-",
+    "jitter_p99_us": None,
+    "frames": 0,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,15 +124,11 @@ class Status:
         self.wall_start = time.monotonic()
 
     def snapshot(self) -> dict[str, Any]:
-        """The figures of the run right now."""
+        """The figures of the run right now (robot 0's loop's: none with brain none)."""
         runner = self.runner
         sim = runner.sim.sim
-        loop = runner.loop.loop
-        now = runner.loop.clock()
-        mcu, station = loop.mcu.health(now), loop.station_link.health(now)
-        timing = runner.loop.stats.summary()
         wall = time.monotonic() - self.wall_start
-        return {
+        figures: dict[str, Any] = {
             "sim_time": sim.time,
             "wall_time": wall,
             "rtf": sim.time / wall if wall > 0 else 0.0,
@@ -130,6 +136,16 @@ class Status:
             "pose": (float(sim.x[0]), float(sim.y[0]), wrap_angle(float(sim.yaw[0]))),
             "boards_down": sim.geometry.boards_down,
             "boards": len(sim.world.boards),
+        }
+        node = runner.chains[0].loop
+        if node is None:
+            return {**figures, **NO_LOOP}
+        loop = node.loop
+        now = node.clock()
+        mcu, station = loop.mcu.health(now), loop.station_link.health(now)
+        timing = node.stats.summary()
+        return {
+            **figures,
             "mode": loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else ""),
             "held_by": ", ".join(loop.holding_reasons) or "-",
             "mcu_alive": mcu.alive,
@@ -154,13 +170,16 @@ def render(status: dict[str, Any]) -> Any:
         ("robot 0", f"x {x:+.3f} m  y {y:+.3f} m  yaw {yaw:+.2f} rad"),
         ("boards down", f"{status['boards_down']} of {status['boards']}"),
         ("control", f"{status['mode']}, motors held by: {status['held_by']}"),
-        (
-            "MCU link",
-            f"{'alive' if status['mcu_alive'] else 'LOST'}, HBB round trip {status['mcu_rtt_ms']:.2f} ms",
-        ),
-        ("station link", status["station"]),
-        ("loop", f"{status['frames']} frames, jitter p99 {status['jitter_p99_us']:.0f} us"),
     ]
+    if status["mcu_alive"] is not None:
+        rows += [
+            (
+                "MCU link",
+                f"{'alive' if status['mcu_alive'] else 'LOST'}, HBB round trip {status['mcu_rtt_ms']:.2f} ms",
+            ),
+            ("station link", status["station"]),
+            ("loop", f"{status['frames']} frames, jitter p99 {status['jitter_p99_us']:.0f} us"),
+        ]
     for name, value in rows:
         table.add_row(name, value)
     return table
@@ -279,8 +298,9 @@ def run(
 
 
 def _print_started(runner: GraphRunner, seconds: float) -> None:
-    """How long the graph took to build, how it runs, and where the live view is."""
-    pace = "lockstep, as fast as possible" if runner.lockstep else f"rtf {runner.options.rtf:g}"
+    """How long the start took, how the run goes, the live view, with brain none your program's pty."""
+    options = runner.options
+    pace = "lockstep, as fast as possible" if runner.lockstep else f"rtf {options.rtf:g}"
     print(f"hil_sim_runner: started in {seconds:.2f} s ({pace})", flush=True)
     if runner.live_url is not None:
         print(
@@ -288,6 +308,9 @@ def _print_started(runner: GraphRunner, seconds: float) -> None:
             "(Foxglove app or Lichtblick: open a Foxglove WebSocket connection)",
             flush=True,
         )
+    ports = user_ports(options)
+    for robot, path, baud in ports:
+        print(your_program(path, baud, robot=robot if len(ports) > 1 else None), flush=True)
 
 
 def _drive(
@@ -338,10 +361,10 @@ def _drive(
                 if live is not None:
                     live.update(render(snapshot))
                 else:
+                    mcu = {True: "alive", False: "LOST", None: "your program's"}[snapshot["mcu_alive"]]
                     print(
                         f"  t {snapshot['sim_time']:7.1f} s  RTF {snapshot['rtf']:5.2f}  "
-                        f"boards down {snapshot['boards_down']}/{snapshot['boards']}  "
-                        f"MCU {'alive' if snapshot['mcu_alive'] else 'LOST'}",
+                        f"boards down {snapshot['boards_down']}/{snapshot['boards']}  MCU {mcu}",
                         flush=True,
                     )
     finally:
@@ -429,7 +452,6 @@ def _swarm_metrics(runner: GraphRunner, options: GraphOptions, log: RunLog) -> d
 
 
 def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOptions) -> dict[str, Any]:
-    loop = runner.loop.loop
     metrics: dict[str, Any] = {
         "boards_down": snapshot["boards_down"],
         "boards": snapshot["boards"],
@@ -442,9 +464,15 @@ def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOption
         "robots": options.robots,
         "hil_robots": options.hil_robots,
         "final_pose": [round(v, 4) for v in snapshot["pose"]],
+        "robot": options.robot,
+        "brain": [options.brain_of(robot) for robot in range(options.hil_robots)],
         "loop_frames": snapshot["frames"],
-        "loop_jitter_p99_us": None if runner.lockstep else round(snapshot["jitter_p99_us"], 1),
     }
+    node = runner.chains[0].loop
+    if node is None:
+        return metrics
+    loop = node.loop
+    metrics["loop_jitter_p99_us"] = None if runner.lockstep else round(snapshot["jitter_p99_us"], 1)
     metrics["mcu_rtt_ms"] = {
         "last": round(loop.mcu.rtt_last * 1e3, 3),
         "p50": round(loop.mcu.rtt_percentile(50) * 1e3, 3),

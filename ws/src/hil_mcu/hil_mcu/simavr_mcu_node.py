@@ -62,11 +62,15 @@ from hil_common.core.runtime_dir import link_path
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
+from hil_devices.core.defaults import device_library
+from hil_devices.core.profile import RobotProfile, load_profile
 from hil_mcu.core.pin_trace import TRACE_FILE, TRACE_LIMIT_MB, TRACE_LIMIT_RANGE_MB, PinTrace, pin_trace
 from hil_mcu.core.simavr import (
     MAX_BOOT_DELAY_S,
     FirmwareOptions,
     OpenWatch,
+    RobotWiring,
+    SerialLinks,
     SimavrProcess,
     SoftUartSpec,
     build_firmware,
@@ -78,6 +82,9 @@ from hil_mcu.core.simavr import (
     harness,
     load_robot_wiring,
     parse_defines,
+    profile_coupling,
+    profile_firmware,
+    profile_wiring,
     serial_links,
 )
 from hil_mcu.errors import HilMcuError
@@ -139,7 +146,17 @@ PARAMETERS = (
         " empty: no radio link.",
     ),
     ParamSpec("checked", False, "Checked mode on every link (the firmware is built with HIL_CHECKED=1)."),
-    ParamSpec("firmware", "", "Firmware ELF to run; empty: build firmware/robot_mcu for these options."),
+    ParamSpec(
+        "robot",
+        "",
+        "Robot profile (a shipped robot's name, a robot folder or its robot.yaml): the board, the firmware"
+        " (its sketch built with its libraries, defines and strict flag, or its ELF), the pins (coupling)"
+        " and the command UART are its own, and board, wiring, device_set and command_uart are not read;"
+        " empty: those parameters, robot_mcu's firmware.",
+    ),
+    ParamSpec(
+        "firmware", "", "Firmware ELF to run; empty: the robot profile's, or firmware/robot_mcu built."
+    ),
     ParamSpec(
         "firmware_defines",
         [],
@@ -195,10 +212,18 @@ class SimavrMcuNode(Node):
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
         log = self.get_logger()
-        self.checked, self.board = params.as_bool("checked"), params.as_str("board")
+        self.checked = params.as_bool("checked")
+        robot = params.as_str("robot")
+        #: The robot profile the node runs (None: the board, wiring and device_set parameters).
+        self.profile: RobotProfile | None = (
+            load_profile(robot, library=device_library(params.as_strings("device_configs")))
+            if robot
+            else None
+        )
+        self.board = self.profile.board if self.profile else params.as_str("board")
         links = serial_links(
             self.board,
-            command_uart=params.as_int("command_uart"),
+            command_uart=self.profile.command.uart if self.profile else params.as_int("command_uart"),
             uart_ports=params.as_strings("uart_ports"),
             soft_uart_ports=params.as_strings("soft_uart_ports"),
         )
@@ -218,10 +243,7 @@ class SimavrMcuNode(Node):
         self.auto_reset = params.as_bool("auto_reset")
         #: The bootloader's wait after a reset (None: the board's).
         self.boot_delay = params.as_float("boot_delay") if params.as_float("boot_delay") >= 0 else None
-        layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
-        wiring = load_robot_wiring(params.as_str("wiring"))
-        check_board(wiring, self.board)
-        check_serial_pins(links, wiring)
+        self.coupling, wiring = self._coupling(params, links)
         #: The pin trace the harness writes, or None.
         self.trace: PinTrace | None = pin_trace(
             params.as_str("trace_pins"),
@@ -229,7 +251,6 @@ class SimavrMcuNode(Node):
             path=params.as_str("trace_file"),
             limit_mb=params.as_float("trace_limit_mb"),
         )
-        self.coupling = coupling_text(layout, wiring, period=params.as_float("signal_period"))
         self.executable = harness(progress=log.info)
         self.elf = self._firmware(params)
         self.stats_period = params.as_float("stats_period")
@@ -269,20 +290,37 @@ class SimavrMcuNode(Node):
                 self._close_ptys()
                 raise
 
+    def _coupling(self, params: ParamValues, links: SerialLinks) -> tuple[str, RobotWiring]:
+        """The harness's coupling and the wiring: the profile's pins, or the wiring and device_set's."""
+        period = params.as_float("signal_period")
+        if self.profile is not None:
+            wiring = profile_wiring(self.profile)
+            check_serial_pins(links, wiring)
+            return profile_coupling(self.profile, period=period), wiring
+        layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
+        wiring = load_robot_wiring(params.as_str("wiring"))
+        check_board(wiring, self.board)
+        check_serial_pins(links, wiring)
+        return coupling_text(layout, wiring, period=period), wiring
+
     def _firmware(self, params: ParamValues) -> Path:
-        """The ELF to run: the ``firmware`` parameter's (checked), or robot_mcu built for these options."""
+        """The ELF to run: the ``firmware`` parameter's (checked), the profile's, or robot_mcu built."""
         firmware = params.as_str("firmware")
         if firmware:
             return check_firmware(firmware)
-        options = FirmwareOptions(
-            board=self.board,
-            checked=self.checked,
-            defines=parse_defines(params.as_strings("firmware_defines")),
-        )
+        defines = parse_defines(params.as_strings("firmware_defines"))
         build_dir = params.as_str("build_dir")
-        return build_firmware(
-            options, build_root=Path(build_dir) if build_dir else None, progress=self.get_logger().info
-        )
+        root = Path(build_dir) if build_dir else None
+        if self.profile is not None:
+            return profile_firmware(
+                self.profile,
+                checked=self.checked,
+                defines=defines,
+                build_root=root,
+                progress=self.get_logger().info,
+            )
+        options = FirmwareOptions(board=self.board, checked=self.checked, defines=defines)
+        return build_firmware(options, build_root=root, progress=self.get_logger().info)
 
     def _spawn(self, *, lockstep: bool) -> SimavrProcess:
         return SimavrProcess(

@@ -13,10 +13,11 @@ LED. ``hil/scene`` is the live scene (:mod:`hil_sim.core.scene`: the world, the 
 their rangers' beams, their paths, the MCU's pins), every ``scene_period`` of
 simulated time and at most ``scene_max_rate`` times a wall second, while someone
 subscribes (a live view, a recorder). With several robots every per-robot topic is
-under ``robot_<i>/``. Services:
-``reset_world`` (std_srvs/Trigger) and ``teleport`` (hil_msgs/TeleportRobot). The
-robots are the demo robot (:func:`hil_sim.core.robot_model.demo_robot`) unless the
-process that builds the node gives other models (:attr:`SimNode.models`).
+under ``robot_<i>/``. Services: ``reset_world`` (std_srvs/Trigger) and ``teleport``
+(hil_msgs/TeleportRobot). Each robot is its robot profile's model (``robot``: one
+profile per robot, the last for the rest;
+:func:`hil_sim.core.robot_model.robot_model_from_profile`), the demo robot without one,
+unless the process that builds the node gives other models (:attr:`SimNode.models`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import dataclasses
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from builtin_interfaces.msg import Time
@@ -46,6 +47,8 @@ from hil_common.errors import HilError
 from hil_common.node_runtime import diagnostic_array, node_thread, run_node
 from hil_common.parameters import declare_parameters
 from hil_devices.core.defaults import device_library
+from hil_devices.core.devices import DeviceConfig
+from hil_devices.core.profile import for_robot, load_profile, robot_entries
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.build import build_simulation, world_path
@@ -53,7 +56,7 @@ from hil_sim.core.cmd_drive import CmdVelDrive
 from hil_sim.core.mcu_port import McuPort
 from hil_sim.core.physics import BACKENDS
 from hil_sim.core.radio import Radio
-from hil_sim.core.robot_model import RobotModel, demo_robot
+from hil_sim.core.robot_model import RobotModel, demo_robot, robot_model_from_profile
 from hil_sim.core.scene import Trails
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose
@@ -91,6 +94,12 @@ PARAMETERS = (
         max=60.0,
     ),
     ParamSpec("world", "", "World YAML file; empty: worlds/demo.yaml of hil_sim."),
+    ParamSpec(
+        "robot",
+        "",
+        "The robots' profiles (a shipped robot's name, a robot folder or its robot.yaml), comma-separated,"
+        " one per robot, the last for the rest; each robot is its profile's model. Empty: the demo robot.",
+    ),
     ParamSpec(
         "physics",
         "native",
@@ -189,7 +198,7 @@ def simulation(params: ParamValues, models: RobotModel | list[RobotModel] | None
     if hil_robots > robots:
         raise HilSimError(f"hil_robots = {hil_robots} is more than robots = {robots}")
     library = device_library(params.as_strings("device_configs"))
-    chosen = models if models is not None else demo_robot(library)
+    chosen = models if models is not None else profile_models(params.as_str("robot"), robots, library)
     urdf = params.as_str("urdf")
     if urdf:
         each = [chosen] * robots if isinstance(chosen, RobotModel) else chosen
@@ -206,6 +215,22 @@ def simulation(params: ParamValues, models: RobotModel | list[RobotModel] | None
         seed=params.as_int("seed"),
         physics=params.as_str("physics"),
     )
+
+
+def profile_models(text: str, robots: int, library: Mapping[str, DeviceConfig]) -> list[RobotModel]:
+    """Each robot's model, from the profiles ``text`` names (one per robot, the last for the rest).
+
+    Robots of one profile share one model (one group of the simulation); empty
+    ``text``: the demo robot for all.
+
+    Raises:
+        HilError: a profile that does not load, or that the simulator refuses; names it.
+    """
+    entries = robot_entries(text)
+    if not entries:
+        return [demo_robot(library)] * robots
+    models = {entry: robot_model_from_profile(load_profile(entry, library=library)) for entry in entries}
+    return [models[for_robot(entries, robot)] for robot in range(robots)]
 
 
 class SimNode(Node):

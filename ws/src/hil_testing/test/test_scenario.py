@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,7 @@ from hil_testing.core.scenario import (
 )
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+ROBOTS = Path(__file__).resolve().parents[2] / "hil_robots" / "robots"
 MINIMAL = "duration: 5\nassertions:\n  - {no_failsafe: {}}\n"
 REST = MINIMAL.split("\n", 1)[1]
 ASSERT = "duration: 5\nassertions:\n  - "
@@ -247,6 +249,10 @@ UNRUNNABLE = [
     ("start: {x: 0.6, y: 0.0}\n" + MINIMAL, "start: (0.6, 0) is within 0.1 m of board 0 at (0.6, 0)"),
     ("start: {yaw: 1e300}\n" + MINIMAL, "start: yaw 1e+300 is outside -6.283..6.283 rad"),
     ("mcu: simavr\nfirmware: s.yaml\n" + MINIMAL, "firmware: firmware {dir}/s.yaml: not an ELF file"),
+    ("robot: nope\n" + MINIMAL, "robot: robot 'nope': no such file or folder, nor a shipped robot (shipped:"),
+    ("robot: demo,mine\n" + MINIMAL, "robot: robot 'mine': no such file or folder"),
+    ("robot: .\n" + MINIMAL, "robot: {dir}: no robot.yaml in this folder"),
+    ("brain: thinking\n" + MINIMAL, "brain: 'thinking' is not one of profile, control_loop, none"),
     # assertions the run could only fail, or pass vacuously (item 9)
     (ASSERT + "{telemetry: {list: TL9, field: x, min: 0}}\n", "assertions[0].telemetry.list: 'TL9' is not a"),
     (ASSERT + "{telemetry: {list: TL2, field: v, min: 0}}\n", "assertions[0].telemetry.field: 'v' is not a"),
@@ -268,6 +274,16 @@ def test_telemetry_assertions_name_the_known_lists_and_fields(tmp_path: Path) ->
     for text, known in (("TL9, field: x", "(known: TL1, TL2)"), ("TL1, field: v", "(known: right, left)")):
         with pytest.raises(HilError, match=re.escape(known)):
             load_scenario(write(tmp_path, ASSERT + f"{{telemetry: {{list: {text}, min: 0}}}}\n"))
+
+
+def test_a_scenarios_robot_folder_is_relative_to_the_file(tmp_path: Path) -> None:
+    robot = tmp_path / "robots" / "mine"
+    shutil.copytree(ROBOTS / "line_follower", robot)
+    scenario = load_scenario(write(tmp_path, "robot: robots/mine\n" + MINIMAL))
+    assert scenario.run["robot"] == str((robot / "robot.yaml").resolve())
+    assert (
+        load_scenario(write(tmp_path, "robot: demo,rab_style\n" + MINIMAL)).run["robot"] == "demo,rab_style"
+    )
 
 
 def test_world_names_and_paths_resolve(tmp_path: Path) -> None:
