@@ -123,17 +123,12 @@ def observe(session: HilSession, *, final: bool = False) -> Observation:
     """The run now, as the checks see it."""
     sim = session.sim
     loop = session.runner.loop.loop
-    rtt = None
+    mcu = loop.mcu
+    rtt = {"mcu": {"last": mcu.rtt_last * 1e3}}
     if final:
-        mcu = loop.mcu
-        rtt = {
-            "mcu": {
-                "last": mcu.rtt_last * 1e3,
-                "p50": mcu.rtt_percentile(50) * 1e3,
-                "p99": mcu.rtt_percentile(99) * 1e3,
-                "max": mcu.rtt_max * 1e3,
-            }
-        }
+        rtt["mcu"].update(
+            p50=mcu.rtt_percentile(50) * 1e3, p99=mcu.rtt_percentile(99) * 1e3, max=mcu.rtt_max * 1e3
+        )
     return Observation(
         t=sim.time,
         x=float(sim.x[0]),
@@ -164,6 +159,8 @@ class ScenarioRun:
                 label=goto_label(event.goal, event.at),
                 at=event.at,
                 until=event.at + event.goal.timeout + event.goal.settle,
+                goal=(event.goal.x, event.goal.y),
+                tolerance=event.goal.tolerance,
             )
             for index, event in enumerate(scenario.events)
             if isinstance(event, Goto)

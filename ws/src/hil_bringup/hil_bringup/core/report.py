@@ -12,17 +12,98 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from hil_sim.core.track import TRACK_CAPACITY, Track
 from hil_sim.core.world import WorldConfig, marking_outline, rectangle_corners
 
-__all__ = ["MAX_DRAWN", "TRACK_CAPACITY", "RunLog", "Track", "write_report"]
+__all__ = [
+    "MAX_DRAWN",
+    "TRACK_CAPACITY",
+    "Judgement",
+    "RunLog",
+    "Series",
+    "SeriesRecorder",
+    "Track",
+    "write_report",
+]
 
 #: Robots whose trajectories a report keeps and draws (a swarm of 100 would be a smudge).
 MAX_DRAWN = 20
+
+
+@dataclass(frozen=True, eq=False)
+class Series:
+    """A signal against simulated time, as something judged it (a scenario check, a run's task)."""
+
+    name: str
+    #: Simulated seconds, increasing.
+    t: npt.NDArray[np.float64]
+    values: npt.NDArray[np.float64]
+    unit: str = ""
+    #: The bounds it was held to (drawn as dashed lines); None: none on that side.
+    low: float | None = None
+    high: float | None = None
+    #: A state that holds until its next sample (a count, a flag): drawn as steps.
+    step: bool = False
+
+
+class SeriesRecorder:
+    """One signal's samples over a run in bounded memory (a :class:`Track`); :meth:`series` gives them.
+
+    A ``step`` signal keeps only its changes (and how long its last value lasted), so
+    a flag or a count costs nothing while it stays put.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        unit: str = "",
+        low: float | None = None,
+        high: float | None = None,
+        step: bool = False,
+        capacity: int = TRACK_CAPACITY,
+    ) -> None:
+        self.name, self.unit, self.low, self.high, self.step = name, unit, low, high, step
+        self._track = Track(capacity, width=1)
+        self._last: float | None = None
+        self._end: float | None = None
+
+    def add(self, t: float, value: float) -> None:
+        """The signal's value at simulated time ``t``."""
+        self._end = t
+        if self.step and value == self._last:
+            return
+        self._last = value
+        self._track.add(t, value)
+
+    def series(self) -> Series:
+        """The samples kept, to the latest time (a step signal's last value held to it)."""
+        rows = self._track.rows
+        t, values = rows[:, 0], rows[:, 1]
+        if self.step and len(t) and self._end is not None and self._end > t[-1]:
+            t, values = np.append(t, self._end), np.append(values, values[-1])
+        return Series(self.name, t, values, self.unit, self.low, self.high, self.step)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One thing a run was judged on, for its picture: the verdict and the signals it read."""
+
+    label: str
+    #: PASS, FAIL or ERROR (a scenario's assertion); DONE or NOT DONE (a run's task).
+    verdict: str
+    detail: str = ""
+    #: The simulated interval the verdict covers; None: none.
+    span: tuple[float, float] | None = None
+    series: Sequence[Series] = ()
 
 
 @dataclass
