@@ -342,14 +342,11 @@ def _drive(
                 return "failed"  # a part of the run died; run() reports it
             with sim_node.lock:
                 t = sim.time
+                log.note_boards(t, sim.geometry.standing)
                 if t >= next_sample:
                     next_sample = t + SAMPLE_PERIOD
                     log.sample(
-                        t,
-                        float(sim.x[0]),
-                        float(sim.y[0]),
-                        bool(sim.led[0] > 0.5),
-                        [bool(s) for s in sim.geometry.standing],
+                        t, float(sim.x[0]), float(sim.y[0]), bool(sim.led[0] > 0.5), sim.geometry.standing
                     )
                     log.sample_others(t, sim.x, sim.y)
                 down = sim.geometry.boards_down
@@ -370,12 +367,9 @@ def _drive(
     finally:
         with sim_node.lock:  # the last moment too, whatever ended the run
             log.sample(
-                sim.time,
-                float(sim.x[0]),
-                float(sim.y[0]),
-                bool(sim.led[0] > 0.5),
-                [bool(s) for s in sim.geometry.standing],
+                sim.time, float(sim.x[0]), float(sim.y[0]), bool(sim.led[0] > 0.5), sim.geometry.standing
             )
+            log.sample_others(sim.time, sim.x, sim.y)
         if live is not None:
             live.stop()
     return ending or "stopped"

@@ -221,12 +221,11 @@ class ScenarioRun:
                 del self.running[index]
         for judged in self.judged:
             judged.observe(obs)
+        sim = self.session.sim
+        self.log.note_boards(obs.t, sim.geometry.standing)  # every period: the checks see every fall
         if obs.t >= self._next_sample:
             self._next_sample = obs.t + SAMPLE_PERIOD
-            sim = self.session.sim
-            self.log.sample(
-                obs.t, obs.x, obs.y, bool(sim.led[0] > 0.5), [bool(s) for s in sim.geometry.standing]
-            )
+            self.log.sample(obs.t, obs.x, obs.y, bool(sim.led[0] > 0.5), sim.geometry.standing)
 
     def due(self, now: float) -> None:
         """Carry out the timeline's actions due by ``now``."""

@@ -271,3 +271,39 @@ def test_check_refuses_what_a_run_would_naming_the_file_and_the_field(
     assert result.returncode == status, result.stdout + result.stderr
     assert words.format(dir=tmp_path) in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
+
+
+ONE_BOARD_WORLD = """
+arena: {width: 4.0, height: 4.0}
+start: {x: 0.0, y: 0.0, yaw: 0.0}
+boards:
+  push_threshold: 0.05
+  items: [{x: 0.45, y: 0.0, yaw: 3.1416, width: 0.1, thickness: 0.02, height: 0.3}]
+"""
+
+ONE_BOARD = """
+description: drive into the one board; only boards_down, so the run ends as it falls
+world: one_board.yaml
+duration: 10
+timeline:
+  - {at: 0.0, cmd_vel: {linear: 0.3}}
+assertions:
+  - {boards_down: {by: 10}}
+"""
+
+
+@pytest.mark.ros
+def test_a_board_falling_as_the_run_ends_is_in_the_report(tmp_path: Path) -> None:
+    (tmp_path / "one_board.yaml").write_text(ONE_BOARD_WORLD)
+    path = tmp_path / "knock.yaml"
+    path.write_text(ONE_BOARD)
+    (suite,) = run_files([load_scenario(path)], out=tmp_path / "out", junit=None)
+    (case,) = suite.cases
+    assert case.passed, case
+    fell_at = float(case.detail.removeprefix("at ").removesuffix(" s"))
+    assert float(suite.properties["simulated_s"]) < 9.0  # the run ended once the board was down
+    metrics = json.loads((tmp_path / "out" / "knock" / "metrics.json").read_text())
+    assert metrics["boards_down"] == 1
+    # The report counts the board the run was judged on, at the moment it fell.
+    assert list(metrics["board_fall_times_s"]) == ["0"]
+    assert metrics["board_fall_times_s"]["0"] == pytest.approx(fell_at, abs=0.006)

@@ -2,7 +2,7 @@
 
 :class:`RunLog` collects, while the run goes, the trajectory of robot 0 (and of the
 others in a swarm, :data:`MAX_DRAWN` at most), the moments robot 0's LED came on,
-when each board fell, and the link and loop figures at the end; :func:`write_report`
+when each board fell (noted every period), and the link and loop figures at the end; :func:`write_report`
 writes ``metrics.json`` and ``report.png`` into the run's folder. What it keeps is
 bounded whatever the run's length: each path and the LED moments are :class:`Track`
 objects of at most :data:`TRACK_CAPACITY` samples.
@@ -139,16 +139,26 @@ class RunLog:
             for robot, track in self.tracks.items()
         }
 
-    def sample(self, t: float, x: float, y: float, led: bool, standing: list[bool]) -> None:
+    def sample(self, t: float, x: float, y: float, led: bool, standing: Sequence[bool]) -> None:
         """Record the robot's position, an LED switching on, boards that fell since last time."""
         self.trajectory.add(t, x, y)
         if led and not self._led_was_on:
             self.led_on.add(t, x, y)
             self.led_switch_ons += 1
         self._led_was_on = led
-        for index, up in enumerate(standing):
-            if not up and index not in self.board_falls:
-                self.board_falls[index] = t
+        self.note_boards(t, standing)
+
+    def note_boards(self, t: float, standing: Sequence[bool] | npt.NDArray[np.bool_]) -> None:
+        """Boards that fell since the last call, at ``t``.
+
+        The runners call it every period, not only at the path's samples: a board's
+        fall is timed to its period, and one that falls as a run ends is counted.
+        """
+        down = np.flatnonzero(~np.asarray(standing, dtype=bool))
+        if len(down) == len(self.board_falls):
+            return
+        for index in down:
+            self.board_falls.setdefault(int(index), t)
 
 
 def write_report(log: RunLog, folder: Path) -> tuple[Path, Path]:
