@@ -58,6 +58,7 @@ from hil_testing.core.scenario import (
 from hil_testing.errors import HilTestingError
 
 if TYPE_CHECKING:
+    from hil_bringup.core.report import Judgement
     from hil_testing.core.goto import GotoRun
     from hil_testing.session import HilSession
 
@@ -326,12 +327,34 @@ def run_scenario(
                 for c in cases
             ],
         }
+        run.log.judgements = judgements(cases, run.judged)
+        passed = sum(c.passed for c in cases)
+        verdict = "PASS" if passed == len(cases) else "FAIL"
+        run.log.heading = f"scenario {scenario.name}: {verdict}, {passed} of {len(cases)} assertions passed"
+        if scenario.description:
+            run.log.heading += f"\n{scenario.description}"
+        run.log.duration = scenario.duration
         metrics_path, picture_path = write_report(run.log, report_dir / scenario.name)
         out = "\n".join(
             [f"metrics: {metrics_path}", f"picture: {picture_path}", *(f"pins: {t['file']}" for t in traces)]
         )
     properties = {"file": str(scenario.path), "simulated_s": f"{simulated:.3f}"}
     return SuiteResult(scenario.name, wall, cases, system_out=out, properties=properties)
+
+
+def judgements(cases: Sequence[CaseResult], judged: Sequence[Judged]) -> list[Judgement]:
+    """The verdicts for the run's picture, each check's with the signals it read.
+
+    The last ``len(judged)`` cases are the checks' verdicts, in order; cases before
+    them (the run starts, the run completes) have no signals.
+    """
+    from hil_bringup.core.report import Judgement  # noqa: PLC0415 - the graph's modules load late
+
+    series = [[] for _ in cases[: len(cases) - len(judged)]] + [j.check.series() for j in judged]
+    return [
+        Judgement(case.name, case.verdict, case.detail, case.span, signals)
+        for case, signals in zip(cases, series, strict=True)
+    ]
 
 
 def labels(scenario: Scenario) -> list[str]:

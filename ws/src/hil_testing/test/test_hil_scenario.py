@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from hil_common.core.shutdown import ShutdownSignals
+from hil_testing.core.checks import BoardsDown, Judged, Observation
 from hil_testing.core.junit import CaseResult, SuiteResult
 from hil_testing.core.scenario import load_scenario
-from hil_testing.hil_scenario import exit_status, run_files
+from hil_testing.hil_scenario import exit_status, judgements, run_files
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -307,3 +308,16 @@ def test_a_board_falling_as_the_run_ends_is_in_the_report(tmp_path: Path) -> Non
     # The report counts the board the run was judged on, at the moment it fell.
     assert list(metrics["board_fall_times_s"]) == ["0"]
     assert metrics["board_fall_times_s"]["0"] == pytest.approx(fell_at, abs=0.006)
+
+
+def test_a_scenarios_picture_gets_each_verdict_with_the_signals_its_check_read() -> None:
+    check = BoardsDown(label="all boards down by 10 s", by=10.0)
+    check.observe(Observation(t=1.0, x=0.0, y=0.0, yaw=0.0, v=0.0, w=0.0, boards_down=6, boards=6))
+    cases = [
+        CaseResult("the run completes", False, "the run failed at 1.00 s", error=True),
+        CaseResult("all boards down by 10 s", True, "at 1.00 s", span=(0.0, 1.0)),
+    ]
+    first, second = judgements(cases, [Judged(check, 10.0)])
+    assert (first.label, first.verdict, list(first.series)) == ("the run completes", "ERROR", [])
+    assert (second.label, second.verdict, second.span) == ("all boards down by 10 s", "PASS", (0.0, 1.0))
+    assert [s.name for s in second.series] == ["boards down"]
