@@ -227,6 +227,7 @@ class ScenarioRun:
         if obs.t >= self._next_sample:
             self._next_sample = obs.t + SAMPLE_PERIOD
             self.log.sample(obs.t, obs.x, obs.y, bool(sim.led[0] > 0.5), sim.geometry.standing)
+            self.log.sample_others(obs.t, sim.x, sim.y)  # a scenario of several robots draws them all
 
     def due(self, now: float) -> None:
         """Carry out the timeline's actions due by ``now``."""
