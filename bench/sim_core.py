@@ -2,8 +2,8 @@
 
 * One robot, all sensors (ultrasonic + IR cones, 4 photoresistors, magnetometer at
   50 Hz), 1 kHz physics, the demo world, driving an arc inside the board ring:
-  target >= 100x. Also reported: the same robot pushing against a wall (every step
-  goes through the contact solver), which is the slow case.
+  target >= 100x. Also reported: the same robot pushing against a wall (held against
+  it; ``contacts`` has the contact scenes beside MuJoCo).
 * 100 robots at 200 Hz physics in a 10 m arena: target >= 10x, next to the
   per-robot Python loop it replaces (100 one-robot simulations stepped in turn).
 
@@ -166,7 +166,7 @@ def main() -> int:
         notes=" ".join(
             (
                 "headless core, best of 3; one robot: demo world, all sensors at 50 Hz, 1 kHz physics,",
-                "arc inside the board ring (and pushing a wall: contact solver every step);",
+                "arc inside the board ring (and pushing a wall);",
                 "swarm: 100 robots, 10 m arena, 200 Hz physics; baselines: MuJoCo with an equivalent",
                 "robot, 10 rangefinders and 6 free boards at 1 kHz, and 100 one-robot simulations",
                 "stepped in a Python loop",

@@ -4,7 +4,7 @@ the signal link between the virtual MCU and the bridge's codec. Live: the contro
 and virtual MCU nodes in checked mode over real ptys, each restarted in turn.
 
 A restarted peer numbers its checked lines from 0 again; the other end must take them
-after at most ``RESYNC_AFTER`` lines (DESIGN.md "Line protocol"), not drop them as
+after at most ``RESYNC_AFTER`` lines (DESIGN.md "Sequence rule"), not drop them as
 repeats for as long as the peer had been running.
 """
 

@@ -86,7 +86,8 @@ def test_a_robot_side_in_another_namespace_drives_its_robot_in_the_world(
     }
     run = ("--robots", "2", "--hil-robots", "1", "--radio")
     world = side(world_ns, "world", *run, env=env)
-    robot = side(robot_ns, "robot", "--robot", "0", *run, "--link-dir", str(tmp_path / "links"), env=env)
+    links = str(tmp_path / "links")
+    robot = side(robot_ns, "robot", "--robot-index", "0", *run, "--link-dir", links, env=env)
     sides = [world, robot]
     try:
         probe = subprocess.run(

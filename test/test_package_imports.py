@@ -42,6 +42,7 @@ ROSDEP_KEYS = {
     "hypothesis": "python3-hypothesis",
     "mujoco": "python3-mujoco-pip",
     "rosbags": "python3-rosbags-pip",
+    "foxglove": "python3-foxglove-sdk-pip",
 }
 #: ROS packages imported by name besides ``*_msgs``, ``*_srvs`` and ``*_interfaces``.
 ROS_PACKAGES = ["ament_index_python", "launch", "launch_ros", "launch_testing", "rclpy", "rosidl_runtime_py"]

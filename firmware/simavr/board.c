@@ -34,6 +34,10 @@ static const board_timer atmega328p_timers[] = {{'0', 0x44, 8}, {'1', 0x80, 16},
 static const board_timer atmega2560_timers[] = {{'0', 0x44, 8},  {'1', 0x80, 16}, {'2', 0xB0, 8},
                                                 {'3', 0x90, 16}, {'4', 0xA0, 16}, {'5', 0x120, 16}};
 
+/* The UARTs' pins (the variants' Serial..Serial3) and registers (datasheets). */
+static const board_uart atmega328p_uarts[] = {{0, 1, 0xC0}};
+static const board_uart atmega2560_uarts[] = {{0, 1, 0xC0}, {19, 18, 0xC8}, {17, 16, 0xD0}, {15, 14, 0x130}};
+
 #define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 /* The bootloader's wait after an external reset (DTR on opening the port, the reset
@@ -48,12 +52,12 @@ static const board_timer atmega2560_timers[] = {{'0', 0x44, 8},  {'1', 0x80, 16}
 #define STK500V2_WAIT_S 1.0
 
 static const board_t boards[] = {
-    {"uno", "atmega328p", 20, 14, 6, 8, 2, 1, OPTIBOOT_WAIT_S, atmega328p_pins, atmega328p_timers,
-     COUNT(atmega328p_timers)},
-    {"nano", "atmega328p", 20, 14, 6, 8, 2, 1, OPTIBOOT_WAIT_S, atmega328p_pins, atmega328p_timers,
-     COUNT(atmega328p_timers)},
-    {"mega2560", "atmega2560", 70, 54, 16, 16, 8, 4, STK500V2_WAIT_S, atmega2560_pins, atmega2560_timers,
-     COUNT(atmega2560_timers)},
+    {"uno", "atmega328p", 20, 14, 6, 8, 2, 1, atmega328p_uarts, OPTIBOOT_WAIT_S, atmega328p_pins,
+     atmega328p_timers, COUNT(atmega328p_timers)},
+    {"nano", "atmega328p", 20, 14, 6, 8, 2, 1, atmega328p_uarts, OPTIBOOT_WAIT_S, atmega328p_pins,
+     atmega328p_timers, COUNT(atmega328p_timers)},
+    {"mega2560", "atmega2560", 70, 54, 16, 16, 8, 4, atmega2560_uarts, STK500V2_WAIT_S, atmega2560_pins,
+     atmega2560_timers, COUNT(atmega2560_timers)},
 };
 
 const board_t *board_find(const char *name) {
@@ -87,6 +91,16 @@ const board_timer *board_timer_named(const board_t *board, char name) {
         }
     }
     return NULL;
+}
+
+int board_uart_of_pin(const board_t *board, int pin, int *tx) {
+    for (int i = 0; i < board->uarts; i++) {
+        if (board->uart_pins[i].rx == pin || board->uart_pins[i].tx == pin) {
+            *tx = board->uart_pins[i].tx == pin;
+            return i;
+        }
+    }
+    return -1;
 }
 
 uint16_t board_port_register(char port) {
@@ -130,6 +144,10 @@ void board_print(const board_t *board, FILE *out) {
             fputs("null", out);
         }
         fputc('}', out);
+    }
+    fputs("], \"uart_pins\": [", out);
+    for (int i = 0; i < board->uarts; i++) {
+        fprintf(out, "%s[%d, %d]", i ? ", " : "", board->uart_pins[i].rx, board->uart_pins[i].tx);
     }
     fputs("]}\n", out);
 }

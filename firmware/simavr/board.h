@@ -17,6 +17,13 @@ typedef struct {
     uint8_t bits; /* 8 or 16 */
 } board_timer;
 
+/* A hardware UART: its RX and TX pins and the data-space address of UCSRnA (UCSRnB at
+ * +1, UCSRnC +2, UBRRnL +4, UBRRnH +5, UDRn +6). */
+typedef struct {
+    uint8_t rx, tx;
+    uint16_t ucsra;
+} board_uart;
+
 /* One Arduino pin: port letter and bit, and the timer comparator on it (timer 0 = none;
  * comparator 0 = A, 1 = B, 2 = C), as analogWrite uses it. */
 typedef struct {
@@ -35,6 +42,7 @@ typedef struct {
     int adc_channels; /* the ADC's single-ended channels */
     int external_interrupts;
     int uarts;          /* hardware UARTs: UART0..uarts-1 */
+    const board_uart *uart_pins; /* UART0..uarts-1 */
     double boot_delay_s; /* the bootloader's wait after an external reset (see board.c) */
     const board_pin *pins;
     const board_timer *timers;
@@ -51,6 +59,8 @@ const char *board_names(void);
 const board_pin *board_pin_at(const board_t *board, int pin);
 /* The timer named, or NULL. */
 const board_timer *board_timer_named(const board_t *board, char name);
+/* The UART whose RX (*tx = 0) or TX (*tx = 1) pin ``pin`` is, or -1. */
+int board_uart_of_pin(const board_t *board, int pin, int *tx);
 /* Data-space address of PINx (DDRx at +1, PORTx at +2), 0 for no such port. */
 uint16_t board_port_register(char port);
 /* "3, 5, 6, 9, 10, 11": the board's PWM pins, for messages. */

@@ -15,9 +15,12 @@
  *     the device kind serving each: pwm.c, pins.c (level, adc), hcsr04.c (echo, ping),
  *     encoder.c (quadrature, pulses), pulse_meter.c (servo, tone), ws2812.c, ir_nec.c
  *     (nec), button.c, and on the I2C bus (twi_bus.c) hmc5883l.c and mpu6050.c;
- *   - sc16is750.c: the radio link's I2C-to-UART bridge (--radio-fd, optional).
+ *   - sc16is750.c: the radio link's I2C-to-UART bridge (--radio-fd, optional);
+ *   - trace.c: the pin trace, a VCD file of chosen pins timed in AVR cycles (--trace FILE
+ *     --trace-pin NAME=PIN..., optional).
  *
- * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" once the
+ * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" (and each
+ * UART's " uartN <bytes read from its pty> <bytes written to it>") once the
  * AVR has reached that cycle (the simulator's step); otherwise the AVR is paced to the
  * wall clock (--rtf scales it), and a JSON stats line goes to stdout every
  * --stats-period seconds. "stats" on stdin prints one at once.
@@ -62,6 +65,7 @@
 #include "sc16is750.h"
 #include "signal_link.h"
 #include "softuart.h"
+#include "trace.h"
 #include "uart_link.h"
 
 /* How often (AVR time) the ptys are polled: the latency a received byte can gain. */
@@ -252,6 +256,7 @@ static void reset_avr(int external) {
     after_reset();
     pins_restore();
     uart_link_reset();
+    trace_after_reset();
     if (external) {
         core.resets++;
         avr_regbit_set(avr, avr->reset_flags.extrf);
@@ -323,14 +328,18 @@ static void run_lockstep(void) {
             check_open(); /* opened since the last step: reset now, at the step's start */
             run_until(target);
             harness_flush_links();
-            printf("ok %" PRIu64 "\n", (uint64_t)core.avr->cycle);
+            printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
+            uart_link_report(stdout);
+            printf("\n");
             fflush(stdout);
         } else if (strncmp(line, "stats", 5) == 0) {
             double seconds = wall() - start;
             print_stats(seconds, seconds > 0 ? (double)core.avr->cycle / seconds / 1e6 : 0.0);
         } else if (strncmp(line, "reset", 5) == 0) {
             reset_avr(1);
-            printf("ok %" PRIu64 "\n", (uint64_t)core.avr->cycle);
+            printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
+            uart_link_report(stdout);
+            printf("\n");
             fflush(stdout);
         } else {
             printf("error unknown command\n");
@@ -429,6 +438,7 @@ static void usage(void) {
           "                  [--signal-fd N --coupling FILE] [--radio-fd N]\n"
           "                  [--checked] [--board uno|nano|mega2560 | --mcu atmega328p|atmega2560]\n"
           "                  [--frequency 16000000] [--lockstep | --rtf X] [--stats-period S]\n"
+          "                  [--trace FILE --trace-pin NAME=PIN... [--trace-limit BYTES]]\n"
           "       (--command-fd FD is --uart 0:FD)\n"
           "       hil_simavr --list-pins [--board NAME | --mcu NAME]\n",
           stderr);
@@ -469,8 +479,10 @@ int main(int argc, char **argv) {
         {"board", required_argument, 0, 'b'},     {"list-pins", no_argument, 0, 'L'},
         {"uart", required_argument, 0, 'u'},      {"softuart", required_argument, 0, 'U'},
         {"reset-on-open", required_argument, 0, 'o'}, {"boot-delay", required_argument, 0, 'd'},
-        {0, 0, 0, 0}};
-    const char *firmware = NULL, *coupling = NULL, *mcu = NULL, *board_name = NULL;
+        {"trace", required_argument, 0, 't'},     {"trace-pin", required_argument, 0, 'T'},
+        {"trace-limit", required_argument, 0, 'B'}, {0, 0, 0, 0}};
+    const char *firmware = NULL, *coupling = NULL, *mcu = NULL, *board_name = NULL, *trace_path = NULL;
+    double trace_limit = 0;
     const char *softuarts[8];
     int lockstep = 0, list_pins = 0, checked = 0, option, softuart_count = 0;
     int signal_fd = -1, radio_fd = -1, open_watch_fd = -1, uart_count = 0;
@@ -512,6 +524,9 @@ int main(int argc, char **argv) {
         case 'l': lockstep = 1; break;
         case 'r': rtf = strtod(optarg, &end); break;
         case 'S': stats_period = strtod(optarg, &end); break;
+        case 't': trace_path = optarg; break;
+        case 'T': trace_add(optarg); break;
+        case 'B': trace_limit = strtod(optarg, &end); break;
         case 'h': usage(); return 0;
         default: usage(); return 2;
         }
@@ -524,6 +539,7 @@ int main(int argc, char **argv) {
                          : option == 'o' ? "reset-on-open"
                          : option == 'd' ? "boot-delay"
                          : option == 'r' ? "rtf"
+                         : option == 'B' ? "trace-limit"
                                          : "stats-period",
                          optarg);
         }
@@ -542,6 +558,12 @@ int main(int argc, char **argv) {
     }
     if (!(core.frequency >= 1e6 && core.frequency <= 32e6) || !(rtf > 0 && rtf <= 100) || !(stats_period > 0)) {
         harness_fail(2, "--frequency (1e6..32e6), --rtf (0..100] and --stats-period (> 0) out of range");
+    }
+    if (!(trace_limit >= 0 && trace_limit <= 1e15)) {
+        harness_fail(2, "--trace-limit %g: outside 0..1e15 bytes", trace_limit);
+    }
+    if (trace_path) {
+        trace_file(trace_path, (uint64_t)trace_limit);
     }
     if (core.boot_delay_s < 0) {
         core.boot_delay_s = core.board->boot_delay_s;
@@ -591,6 +613,7 @@ int main(int argc, char **argv) {
     softuart_attach();
     signal_link_attach();
     sc16is750_attach();
+    trace_attach();
     avr_cycle_timer_register(core.avr, harness_cycles_us(POLL_US), poll_timer, NULL);
     signal_link_start();
 

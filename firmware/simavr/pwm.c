@@ -72,50 +72,74 @@ static double latch(const pwm_device *d) {
            1;
 }
 
+/* The registers of a comparator and its timer, decoded. */
+typedef struct {
+    uint8_t com; /* COMnx bits */
+    uint8_t cs;  /* clock select bits */
+    unsigned wgm;
+    wgm_mode mode;
+    uint16_t top, compare;
+} comparator_regs;
+
+static void read_regs(const board_timer *t, uint8_t comparator, comparator_regs *r) {
+    uint8_t tccra = reg(t->tccra), tccrb = reg((uint16_t)(t->tccra + 1));
+    r->com = (uint8_t)(tccra >> (6 - 2 * comparator) & 3);
+    r->cs = tccrb & 7;
+    r->wgm = (unsigned)((tccra & 3) | (tccrb >> 1 & (t->bits == 16 ? 0x0C : 0x04)));
+    r->mode = t->bits == 16 ? modes16[r->wgm] : modes8[r->wgm];
+    r->top = r->mode.top == TOP_FIXED ? r->mode.fixed
+             : r->mode.top == TOP_OCRA ? ocr(t, 0)
+                                       : reg16((uint16_t)(t->tccra + 6));
+    r->compare = ocr(t, comparator);
+}
+
+/* AVR cycles per timer count (0: an external clock, or stopped). */
+static double prescale(const board_timer *t, uint8_t cs) {
+    /* the clock select bits' prescalers: Timer2's own, the others' (6, 7: external clock) */
+    static const double timer2[8] = {0, 1, 8, 32, 64, 128, 256, 1024};
+    static const double others[8] = {0, 1, 8, 64, 256, 1024, 0, 0};
+    return (t->name == '2' ? timer2 : others)[cs & 7];
+}
+
 /* The duty the comparator gives the pin, or -1 if it does not drive it. Sets *running,
  * and *period to the PWM period in timer counts (0 outside the PWM modes). */
 static double comparator_duty(const pwm_device *d, int *running, double *period) {
-    const board_timer *t = d->timer;
-    uint8_t tccra = reg(t->tccra), tccrb = reg((uint16_t)(t->tccra + 1));
-    uint8_t com = (uint8_t)(tccra >> (6 - 2 * d->comparator) & 3);
+    comparator_regs r;
+    read_regs(d->timer, d->comparator, &r);
     *running = 0;
     *period = 0;
-    if (com == 0 || !pins_is_output(d->pin)) {
+    if (r.com == 0 || !pins_is_output(d->pin)) {
         return -1;
     }
-    unsigned wgm = (unsigned)((tccra & 3) | (tccrb >> 1 & (t->bits == 16 ? 0x0C : 0x04)));
-    wgm_mode mode = t->bits == 16 ? modes16[wgm] : modes8[wgm];
+    wgm_mode mode = r.mode;
     int pwm = mode.wave == W_FAST || mode.wave == W_PHASE;
     if (mode.wave == W_RESERVED) {
         return -1;
     }
-    if (com == 1 && pwm) {
+    if (r.com == 1 && pwm) {
         /* Toggle on compare match exists in PWM modes for comparator A only, with TOP
          * in OCRnA (16-bit fast PWM: or in ICRn); otherwise the port drives the pin. */
         int toggles = d->comparator == 0 &&
-                      (mode.top == TOP_OCRA || (t->bits == 16 && mode.wave == W_FAST && mode.top == TOP_ICR));
+                      (mode.top == TOP_OCRA || (d->timer->bits == 16 && mode.wave == W_FAST && mode.top == TOP_ICR));
         if (!toggles) {
             return -1;
         }
     }
-    uint16_t top = mode.top == TOP_FIXED ? mode.fixed
-                   : mode.top == TOP_OCRA ? ocr(t, 0)
-                                          : reg16((uint16_t)(t->tccra + 6));
-    uint16_t compare = ocr(t, d->comparator);
-    *running = (tccrb & 7) != 0;
+    uint16_t top = r.top, compare = r.compare;
+    *running = r.cs != 0;
     if (pwm) {
         *period = mode.wave == W_FAST ? (double)top + 1.0 : 2.0 * (double)top;
     }
     if (!*running) {
         return latch(d); /* a stopped timer leaves the output as it was */
     }
-    if (com == 1) {
+    if (r.com == 1) {
         /* toggling on every match: a square wave, if the counter reaches the match */
         return compare <= top ? 0.5 : latch(d);
     }
     if (!pwm) {
         /* clear (2) or set (3) on compare match: constant once matched */
-        return compare <= top ? (com == 3) : latch(d);
+        return compare <= top ? (r.com == 3) : latch(d);
     }
     double high;
     if (mode.wave == W_FAST) {
@@ -128,7 +152,7 @@ static double comparator_duty(const pwm_device *d, int *running, double *period)
         }
         high = (double)(compare < top ? compare : top) / (double)top;
     }
-    return com == 2 ? high : 1.0 - high;
+    return r.com == 2 ? high : 1.0 - high;
 }
 
 static void meter_reset(pwm_device *d) {
@@ -235,9 +259,6 @@ static void pwm_stats(FILE *out) {
 }
 
 int pwm_comparator_pulse(int pin, double *high_cycles, double *period_cycles) {
-    /* the clock select bits' prescalers: Timer2's own, the others' (6, 7: external clock) */
-    static const double timer2[8] = {0, 1, 8, 32, 64, 128, 256, 1024};
-    static const double others[8] = {0, 1, 8, 64, 256, 1024, 0, 0};
     const board_t *board = harness_board();
     const board_pin *p = board_pin_at(board, pin);
     if (!p || !p->timer) {
@@ -247,13 +268,90 @@ int pwm_comparator_pulse(int pin, double *high_cycles, double *period_cycles) {
     int running = 0;
     double period = 0;
     double duty = comparator_duty(&d, &running, &period);
-    double prescale = (d.timer->name == '2' ? timer2 : others)[reg((uint16_t)(d.timer->tccra + 1)) & 7];
-    if (duty < 0 || !running || period <= 0 || prescale <= 0) {
+    double cycles = prescale(d.timer, reg((uint16_t)(d.timer->tccra + 1)));
+    if (duty < 0 || !running || period <= 0 || cycles <= 0) {
         return 0;
     }
-    *period_cycles = period * prescale;
+    *period_cycles = period * cycles;
     *high_cycles = duty * *period_cycles;
     return 1;
+}
+
+uint64_t pwm_timer_key(char name) {
+    const board_timer *t = board_timer_named(harness_board(), name);
+    comparator_regs r;
+    read_regs(t, 0, &r);
+    return r.wgm | (uint64_t)r.cs << 4 | (uint64_t)r.top << 8;
+}
+
+/* A wave high on [rise, fall) (counts from BOTTOM) of each period, all in timer counts. */
+static int periodic(pwm_wave_t *w, double cycles, uint64_t period, uint64_t rise, uint64_t fall) {
+    uint64_t per_count = (uint64_t)cycles;
+    w->periodic = 1;
+    w->period = period * per_count;
+    w->rise = rise % period * per_count;
+    w->fall = fall % period * per_count;
+    return 1;
+}
+
+static int constant(pwm_wave_t *w, uint8_t level) {
+    w->periodic = 0;
+    w->level = level;
+    return 1;
+}
+
+int pwm_wave(int pin, pwm_wave_t *w) {
+    const board_t *board = harness_board();
+    const board_pin *p = board_pin_at(board, pin);
+    if (!p || !p->timer) {
+        return 0;
+    }
+    pwm_device d = {.pin = pin, .timer = board_timer_named(board, p->timer), .comparator = p->comparator};
+    int running = 0;
+    double period = 0;
+    double duty = comparator_duty(&d, &running, &period);
+    if (duty < 0) {
+        return 0;
+    }
+    w->timer = p->timer;
+    comparator_regs r;
+    read_regs(d.timer, d.comparator, &r);
+    double cycles = prescale(d.timer, r.cs);
+    uint8_t held = (uint8_t)latch(&d);
+    if (!running || cycles <= 0) {
+        return constant(w, held); /* stopped, or counting an external clock: as it was */
+    }
+    uint64_t top = r.top, compare = r.compare;
+    wave_t wave = r.mode.wave;
+    if (r.com == 1) {
+        /* toggled at each match: the match time apart (phase correct: TOP, twice a period) */
+        if (compare > top || (wave == W_PHASE && top == 0)) {
+            return constant(w, held);
+        }
+        uint64_t half = wave == W_PHASE ? 2 * top : top + 1;
+        uint64_t at = wave == W_PHASE ? top : compare + 1;
+        return periodic(w, cycles, 2 * half, at, at + half);
+    }
+    if (wave == W_NORMAL || wave == W_CTC) {
+        return constant(w, compare <= top ? r.com == 3 : held);
+    }
+    uint64_t match = compare < top ? compare : top;
+    if (wave == W_FAST) {
+        /* high from BOTTOM for OCR + 1 counts of TOP + 1 (inverted: the rest) */
+        if (match + 1 >= top + 1) {
+            return constant(w, r.com == 2);
+        }
+        return r.com == 2 ? periodic(w, cycles, top + 1, 0, match + 1) : periodic(w, cycles, top + 1, match + 1, 0);
+    }
+    /* phase correct: high while the counter is below OCR, OCR counts either side of BOTTOM */
+    if (top == 0) {
+        return constant(w, held);
+    }
+    if (match == 0 || match == top) {
+        return constant(w, (match == top) == (r.com == 2));
+    }
+    return r.com == 2 ? periodic(w, cycles, 2 * top, 2 * top - match, match)
+                      : periodic(w, cycles, 2 * top, match, 2 * top - match);
 }
 
 const signal_kind pwm_kind = {"pwm", 0, pwm_parse, pwm_attach, pwm_sample, NULL, pwm_stats};

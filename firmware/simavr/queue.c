@@ -21,7 +21,7 @@ uint8_t queue_pop(queue_t *q) {
 
 size_t queue_room(const queue_t *q) { return QUEUE_SIZE - q->length; }
 
-void queue_read(queue_t *q, int fd) {
+size_t queue_read(queue_t *q, int fd) {
     uint8_t buffer[4096];
     size_t room = queue_room(q);
     if (room > sizeof buffer) {
@@ -31,9 +31,11 @@ void queue_read(queue_t *q, int fd) {
     for (ssize_t i = 0; i < n; i++) {
         queue_push(q, buffer[i]);
     }
+    return n > 0 ? (size_t)n : 0;
 }
 
-void queue_flush(queue_t *q, int fd, uint64_t *dropped) {
+size_t queue_flush(queue_t *q, int fd, uint64_t *dropped) {
+    size_t written = 0;
     while (q->length > 0) {
         size_t chunk = q->length;
         if (q->head + chunk > QUEUE_SIZE) {
@@ -44,9 +46,11 @@ void queue_flush(queue_t *q, int fd, uint64_t *dropped) {
             *dropped += q->length;
             q->head = 0;
             q->length = 0;
-            return;
+            return written;
         }
         q->head = (q->head + (size_t)n) % QUEUE_SIZE;
         q->length -= (size_t)n;
+        written += (size_t)n;
     }
+    return written;
 }

@@ -18,10 +18,12 @@ int queue_push(queue_t *q, uint8_t byte);
 uint8_t queue_pop(queue_t *q);
 /* Free room. */
 size_t queue_room(const queue_t *q);
-/* Read from fd, without blocking, as much as the queue has room for (at most 4096 bytes). */
-void queue_read(queue_t *q, int fd);
+/* Read from fd, without blocking, as much as the queue has room for (at most 4096 bytes);
+ * returns how many bytes came. */
+size_t queue_read(queue_t *q, int fd);
 /* Write what the queue holds to fd without blocking; what a full tty refuses is
- * dropped and counted in *dropped, as a UART's bytes are lost when nobody reads them. */
-void queue_flush(queue_t *q, int fd, uint64_t *dropped);
+ * dropped and counted in *dropped, as a UART's bytes are lost when nobody reads them.
+ * Returns how many bytes were written. */
+size_t queue_flush(queue_t *q, int fd, uint64_t *dropped);
 
 #endif

@@ -1,7 +1,7 @@
 /* The signal link: the MCU's pins spoken as a bridge board speaks them (hil_protocol's
  * frames on a pty), and the coupling file that says which pin serves each signal.
  *
- * Coupling file (written by hil_sim.core.simavr), one signal per line in frame order:
+ * Coupling file (written by hil_mcu.core.simavr), one signal per line in frame order:
  *
  *   period_us <microseconds>
  *   in  <id> <min> <max> <kind> <kind's arguments>

@@ -24,6 +24,7 @@ typedef struct {
     queue_t in, out;
     uint8_t xon;
     uint64_t rx, tx, tx_dropped, rx_dropped;
+    uint64_t fd_read, fd_written; /* bytes taken from and given to the pty, ever */
 } uart_t;
 
 static uart_t uarts[MAX_UARTS];
@@ -67,7 +68,7 @@ static void drop_input(uart_t *u) {
     do {
         u->rx_dropped += u->in.length;
         u->in.head = u->in.length = 0;
-        queue_read(&u->in, u->fd);
+        u->fd_read += queue_read(&u->in, u->fd);
     } while (u->in.length > 0);
 }
 
@@ -79,7 +80,7 @@ static void uart_poll(void *param) {
         drop_input(u);
         return;
     }
-    queue_read(&u->in, u->fd);
+    u->fd_read += queue_read(&u->in, u->fd);
     avr_irq_t *input = irq_of(u, UART_IRQ_INPUT);
     while (u->xon && u->in.length > 0) {
         avr_raise_irq(input, queue_pop(&u->in));
@@ -89,7 +90,13 @@ static void uart_poll(void *param) {
 
 static void uart_flush(void *param) {
     uart_t *u = param;
-    queue_flush(&u->out, u->fd, &u->tx_dropped);
+    u->fd_written += queue_flush(&u->out, u->fd, &u->tx_dropped);
+}
+
+void uart_link_report(FILE *out) {
+    for (int i = 0; i < uart_count; i++) {
+        fprintf(out, " uart%d %" PRIu64 " %" PRIu64, uarts[i].number, uarts[i].fd_read, uarts[i].fd_written);
+    }
 }
 
 static void uart_stats(FILE *out) {
@@ -126,6 +133,15 @@ void uart_link_open(int number, int fd) {
     if (uart_count == 1) {
         harness_add_stats(uart_stats);
     }
+}
+
+int uart_link_has(int number) {
+    for (int i = 0; i < uart_count; i++) {
+        if (uarts[i].number == number) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 void uart_link_watch_opens(int fd) {

@@ -12,9 +12,13 @@
 #ifndef HIL_SIMAVR_UART_LINK_H
 #define HIL_SIMAVR_UART_LINK_H
 
+#include <stdio.h>
+
 /* UART ``number`` on the pty master ``fd``; registers its stats (exits 2 for a UART the
  * board does not have, or one given twice). */
 void uart_link_open(int number, int fd);
+/* 1 if UART ``number`` is on a pty (a peer holds its lines). */
+int uart_link_has(int number);
 /* The open watch on ``fd`` (an inotify descriptor). */
 void uart_link_watch_opens(int fd);
 /* 1 if a first reader has opened the command link since the last call (read the watch). */
@@ -25,5 +29,10 @@ void uart_link_attach(void);
  * lost (counted in uartN_rx_dropped), and no byte goes in until the firmware enables
  * its receiver again. */
 void uart_link_reset(void);
+/* Lockstep: " uartN <read> <written>" for each UART: the bytes taken from its pty and
+ * written to it so far, appended to the "ok" line, so a reader of the other side of the
+ * pty in the caller's process can tell how many bytes it is owed (and a writer when the
+ * harness has taken its bytes). */
+void uart_link_report(FILE *out);
 
 #endif

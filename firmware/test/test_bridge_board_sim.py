@@ -3,9 +3,9 @@
 The thesis-format HC-SR04 (JSON + .hlr loaded unchanged) answers as the thesis
 describes: the echo rises 5 ms after the trigger's falling edge and lasts distance x
 58.2 us; our hc_sr04 template answers 450 us after it, as the module and the simavr
-harness do (DESIGN.md "Firmware" says why). The distance comes in a frame whose
-signals are not in the layout's order and carry an explicit id, so this also runs the
-C decoder's any-order path on the AVR.
+harness do (DESIGN.md "Firmware in the loop"; the template says why). The distance
+comes in a frame whose signals are not in the layout's order and carry an explicit
+id, so this also runs the C decoder's any-order path on the AVR.
 """
 
 from __future__ import annotations

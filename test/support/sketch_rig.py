@@ -25,6 +25,7 @@ from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import FrameDecoder, FrameEncoder, SignalLayout
 from hil_devices.core.devices import DeviceConfig, DeviceInstance, device_from_mapping
 from hil_devices.core.library import load_device_library
+from hil_mcu.core.pin_trace import PinTrace
 from hil_mcu.core.simavr import (
     FirmwareOptions,
     OpenWatch,
@@ -77,6 +78,7 @@ class SketchRig:
             (:meth:`open_command`) instead of the rig at the start.
         boot_delay: the bootloader's wait after a reset (None: the board's).
         step: simulated seconds per step.
+        trace: a pin trace the harness writes (:mod:`hil_mcu.core.pin_trace`).
     """
 
     def __init__(
@@ -94,6 +96,7 @@ class SketchRig:
         auto_reset: bool = False,
         boot_delay: float | None = None,
         step: float = STEP_S,
+        trace: PinTrace | None = None,
     ) -> None:
         elf = build_firmware(
             FirmwareOptions(board=board, defines=dict(defines or {})),
@@ -143,6 +146,7 @@ class SketchRig:
             lockstep=True,
             board=board,
             on_warning=self.warnings.append,
+            trace=trace,
         )
         self.now = 0.0
         self.values: dict[str, float] = {}

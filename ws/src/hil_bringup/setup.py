@@ -26,6 +26,7 @@ setup(
             "hil_side = hil_bringup.hil_side:main",
             "robot_description = hil_bringup.console:robot_description",
             "recorder = hil_bringup.console:recorder",
+            "live_view = hil_bringup.console:live_view",
             "hil_replay = hil_bringup.hil_replay:main",
             "hil_teleop = hil_bringup.teleop:main",
             "hil_robot = hil_bringup.robot_tool:main",

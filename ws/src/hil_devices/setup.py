@@ -11,7 +11,7 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
-        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.json")),
         (f"share/{PACKAGE}/config/devices", glob("config/devices/*.json")),
         (f"share/{PACKAGE}/config/handlers", glob("config/handlers/*.tmpl")),
     ],

@@ -1,4 +1,4 @@
-/* Sequence numbers of checked mode, one direction of a link (DESIGN.md "Line protocol").
+/* Sequence numbers of checked mode, one direction of a link (DESIGN.md "Sequence rule").
  *
  * Lines carry 16-bit numbers, signal frames 8-bit ones. A receiver takes a number at
  * or ahead of the one it expects (the difference modulo the range below half of it)

@@ -45,6 +45,12 @@ PARAMETERS = (
     ),
     ParamSpec("baud", 115200, "Baud rate of the signal link.", choices=STANDARD_BAUDS),
     ParamSpec(
+        "robot",
+        "",
+        "Robot profile (a shipped robot's name, a robot folder or its robot.yaml) whose devices are"
+        " the device set; empty: device_set.",
+    ),
+    ParamSpec(
         "device_set",
         "",
         "YAML file listing the devices on the link in signal-id order; empty: the demo robot's.",
@@ -77,7 +83,9 @@ class SignalBridgeNode(Node):
         self._next_report = 0.0
         if params.as_float("reconnect_backoff_min") > params.as_float("reconnect_backoff_max"):
             raise HilBridgeError(f"{NODE_NAME}: reconnect_backoff_min is greater than reconnect_backoff_max")
-        self.layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
+        self.layout = signal_layout(
+            params.as_str("device_set"), params.as_strings("device_configs"), robot=params.as_str("robot")
+        )
         self.link = SerialLink(
             params.as_str("port"),
             baud=params.as_int("baud"),

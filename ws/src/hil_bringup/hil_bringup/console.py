@@ -11,3 +11,4 @@ from hil_common.core.shutdown import console_main
 
 robot_description = console_main("hil_bringup.description_node")
 recorder = console_main("hil_bringup.recorder_node")
+live_view = console_main("hil_bringup.live_view_node")

@@ -1,9 +1,11 @@
 """``robot_description``: the robot's URDF on a latched topic, and its transforms.
 
-Publishes the URDF on ``robot_description`` (transient local, like
-robot_state_publisher), the fixed joints once on ``/tf_static``, and the wheels'
-transforms on ``/tf`` from ``joint_states``, so rviz shows the robot without
-robot_state_publisher (which is not on PyPI). ``frame_prefix`` names the frames of
+Publishes the URDF (the ``urdf`` file's, else the one generated from the robot
+profile's model, :func:`hil_sim.core.robot_urdf.robot_urdf`, else the demo robot's) on
+``robot_description`` (transient local, like robot_state_publisher), the fixed joints
+once on ``/tf_static``, and the moving joints' transforms (wheels, servos) on ``/tf``
+from ``joint_states``, so rviz shows the robot without robot_state_publisher (which is
+not on PyPI). ``frame_prefix`` names the frames of
 one robot among several (``robot_0/``).
 """
 
@@ -24,12 +26,21 @@ from hil_common.core.paths import share_dir
 from hil_common.errors import HilError
 from hil_common.node_runtime import run_node
 from hil_common.parameters import declare_parameters
+from hil_devices.core.profile import load_profile
+from hil_sim.core.robot_model import robot_model_from_profile
+from hil_sim.core.robot_urdf import robot_urdf
 from hil_sim.core.urdf import Joint, joints, load_urdf
 
 NODE_NAME = "robot_description"
 
 PARAMETERS = (
-    ParamSpec("urdf", "", "URDF file; empty: urdf/hil_robot.urdf of hil_bringup."),
+    ParamSpec("urdf", "", "URDF file; empty: generated from the robot profile's model."),
+    ParamSpec(
+        "robot",
+        "",
+        "Robot profile (a shipped robot's name, a robot folder or its robot.yaml) whose URDF is"
+        " generated; empty: the demo robot's (urdf/hil_robot.urdf of hil_sim).",
+    ),
     ParamSpec("frame_prefix", "", "Prefix of every frame of this robot, e.g. robot_0/."),
 )
 
@@ -45,8 +56,14 @@ class DescriptionNode(Node):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
-        path = params.as_str("urdf") or str(share_dir("hil_sim") / "urdf" / "hil_robot.urdf")
-        self.urdf = load_urdf(path)
+        path, robot = params.as_str("urdf"), params.as_str("robot")
+        if path or not robot:
+            path = path or str(share_dir("hil_sim") / "urdf" / "hil_robot.urdf")
+            self.urdf = load_urdf(path)
+        else:
+            profile = load_profile(robot)
+            path = f"{profile.source} (generated)"
+            self.urdf = robot_urdf(robot_model_from_profile(profile))
         self.prefix = params.as_str("frame_prefix")
         all_joints = joints(self.urdf, source=path)
         self.moving = {j.name: j for j in all_joints if not j.fixed}

@@ -60,11 +60,13 @@ from hil_bringup.core.graph import (
     node_key,
 )
 from hil_bringup.core.link_faults import make_proxy
+from hil_bringup.core.serial_port import SerialPort
 from hil_bringup.description_node import DescriptionNode
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
 from hil_common.core.leftovers import OwnedDir, owned_dir
 from hil_common.core.shutdown import deferred_signals
+from hil_common.node_runtime import can_take, take
 from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_mcu.virtual_mcu_node import VirtualMcuNode
 from hil_sim.core.build import world_path
@@ -81,7 +83,16 @@ _DRAIN_MAX_S = 3.0
 #: Nodes with no input for the lockstep driver to serve (see GraphRunner._executor_for).
 _SERVED_ELSEWHERE = frozenset(MCU_NODES.values()) | {"signal_bridge", "robot_description", "radio_module"}
 #: Options that describe this machine's run rather than the experiment (not kept in bags).
-RUN_LOCAL = ("link_dir", "command_port", "signal_port", "record")
+RUN_LOCAL = (
+    "link_dir",
+    "command_port",
+    "signal_port",
+    "uart_link",
+    "record",
+    "live",
+    "live_port",
+    "live_host",
+)
 #: Name prefix of a run's private pty folder in the user's runtime folder (runtime_dir).
 LINK_DIR_PREFIX = "hil-links-"
 #: Name prefix of a run's private folder of node parameter files (runtime_dir).
@@ -97,12 +108,15 @@ class Chain:
     robot: int
     mcu: VirtualMcuNode | SimavrMcuNode | None
     bridge: SignalBridgeNode
-    loop: ControlLoopNode
+    #: Its control loop; None with brain none (the command UART is the user's program's).
+    loop: ControlLoopNode | None
     description: DescriptionNode
     #: Its radio module (a run with ``radio``).
     radio: RadioModuleNode | None = None
     #: Its link fault proxies (``faults``): the command link's, then the signal link's.
     proxies: list[FaultProxy] = field(default_factory=list)
+    #: Lockstep, brain none: the command UART's user end (the scenario's, the plugin's).
+    serial: SerialPort | None = None
 
 
 class _InputTaker:
@@ -111,14 +125,15 @@ class _InputTaker:
     What an executor does after its wait, without the wait: an executor rebuilds its
     wait set from every entity of its nodes on each poll, and even a bare rcl wait on
     two subscriptions cost over 100 us, which every lockstep frame paid to learn that
-    no cmd_vel had come; a take from an empty subscription costs a few. rclpy has no
-    public "take"; if its internals are not what this expects, :meth:`take` returns
-    None and the caller polls the executor as before.
+    no cmd_vel had come; a take from an empty subscription costs a few
+    (:func:`hil_common.node_runtime.take`). rclpy has no public "take"; if its internals
+    are not what this expects, :meth:`take` returns None and the caller polls the
+    executor as before.
     """
 
     def __init__(self, subscriptions: list[Subscription]) -> None:
         self._subscriptions = subscriptions
-        self.usable = all(callable(getattr(s.handle, "take_message", None)) for s in subscriptions)
+        self.usable = all(can_take(s) for s in subscriptions)
 
     def take(self, limit: int) -> int | None:
         """Run the callback of every waiting message (at most ``limit``); None if it cannot."""
@@ -127,11 +142,10 @@ class _InputTaker:
         taken = 0
         for subscription in self._subscriptions:
             while taken < limit:
-                with subscription.handle:
-                    info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
-                if info is None:
+                message = take(subscription)
+                if message is None:
                     break
-                subscription.callback(info[0])
+                subscription.callback(message)
                 taken += 1
         return taken
 
@@ -229,9 +243,9 @@ class GraphRunner:
                 recorder.run_options = recorded_options(options)
                 # Operator inputs as the loop took them, not as a second DDS reader got
                 # them (recorder_node): what a replay needs to repeat the run.
-                for each in self.chains:
-                    recorder.record_by_call([each.loop.cmd_vel_topic, each.loop.command_topic])
-                    each.loop.input_taps.append(recorder.record)
+                for loop in self.loops:
+                    recorder.record_by_call([loop.cmd_vel_topic, loop.command_topic])
+                    loop.input_taps.append(recorder.record)
                 self.nodes["recorder"] = recorder
             for process in processes:
                 if process.faults is not None:
@@ -254,6 +268,11 @@ class GraphRunner:
         # simulator's executor wakes only for its services.
         self.executor: Executor = SingleThreadedExecutor(context=self.context)
         self.sim_executor: Executor = SingleThreadedExecutor(context=self.context)
+        # The live view (``live``) has one of its own, spun in lockstep too: what it
+        # forwards to the apps never waits for a lockstep period, nor a period for it.
+        self.live_executor: Executor | None = (
+            SingleThreadedExecutor(context=self.context) if "live_view" in self.nodes else None
+        )
         for node in self.nodes.values():
             self._executor_for(node).add_node(node)
         self._extra_nodes = list(extra_nodes or [])
@@ -306,13 +325,36 @@ class GraphRunner:
 
     @property
     def loop(self) -> ControlLoopNode:
-        """Robot 0's control loop node."""
-        return self.chains[0].loop
+        """Robot 0's control loop node.
+
+        Raises:
+            HilBringupError: robot 0 has none (brain none).
+        """
+        loop = self.chains[0].loop
+        if loop is None:
+            raise HilBringupError("robot 0 has no control loop (brain none: its UART is your program's)")
+        return loop
+
+    @property
+    def loops(self) -> list[ControlLoopNode]:
+        """The HIL robots' control loops (those with brain control_loop), robot by robot."""
+        return [each.loop for each in self.chains if each.loop is not None]
+
+    @property
+    def serial(self) -> SerialPort | None:
+        """Lockstep, brain none: robot 0's command UART as your program's end of it (None otherwise)."""
+        return self.chains[0].serial
 
     @property
     def bridge(self) -> SignalBridgeNode:
         """Robot 0's signal bridge node."""
         return self.chains[0].bridge
+
+    @property
+    def live_url(self) -> str | None:
+        """Where the live view serves the run (``live``), None without one."""
+        node = self.nodes.get("live_view")
+        return getattr(node, "url", None)
 
     @property
     def mcu(self) -> VirtualMcuNode | SimavrMcuNode | None:
@@ -339,6 +381,8 @@ class GraphRunner:
         executors = {"sim-executor": self.sim_executor}
         if not self.lockstep:
             executors["executor"] = self.executor
+        if self.live_executor is not None:
+            executors["live-executor"] = self.live_executor
         for name, executor in executors.items():
             thread = threading.Thread(target=self._spin, args=(executor,), name=name, daemon=True)
             thread.start()
@@ -361,13 +405,21 @@ class GraphRunner:
         node never taken out of the run) keeps its subscription and sets every other
         follower's clock with its own (rclpy's TimeSource drives several clocks).
         """
-        leader = self.loop
+        leader = self._clock_leader()
         if not leader.get_parameter("use_sim_time").value:
             return
         self._clock_source = leader._time_source  # rclpy has no public handle on it
         for node in self.nodes.values():
             if node not in (leader, self.sim) and node.get_parameter("use_sim_time").value:
                 self._follow_shared_clock(node)
+
+    def _clock_leader(self) -> Node:
+        """The node whose /clock subscription every follower shares: robot 0's loop, else its bridge.
+
+        Both stay for the whole run (an MCU can be taken away and come back).
+        """
+        chain = self.chains[0]
+        return chain.loop if chain.loop is not None else chain.bridge
 
     def _follow_shared_clock(self, node: Node) -> None:
         if self._clock_source is None:
@@ -383,7 +435,7 @@ class GraphRunner:
         """
         if self._clock_source is None:
             return
-        clock = self.loop.get_clock()
+        clock = self._clock_leader().get_clock()
         deadline = time.monotonic() + _CLOCK_WAIT_S
         while clock.now().nanoseconds == 0 and time.monotonic() < deadline and self.failure() is None:
             time.sleep(0.005)
@@ -395,7 +447,10 @@ class GraphRunner:
         for each in self.chains:
             if each.mcu is not None:
                 each.mcu.use_clock(clock)
-            each.loop.use_clock(clock)
+            if each.loop is not None:
+                each.loop.use_clock(clock)
+            else:
+                self._open_serial(each)
             if isinstance(each.mcu, VirtualMcuNode):
                 each.mcu.plug_taps.append(self._owe_reads)  # new ptys after a replug
         sim.use_clock(clock)
@@ -411,7 +466,39 @@ class GraphRunner:
         self._owe_reads()
         if not self._extra_nodes and "recorder" not in self.nodes:
             # With a recorder or extra nodes the executor has more to serve: poll it.
-            self._inputs = _InputTaker([sub for each in self.chains for sub in each.loop.subscriptions])
+            self._inputs = _InputTaker([sub for loop in self.loops for sub in loop.subscriptions])
+
+    def _open_serial(self, chain: Chain) -> None:
+        """Lockstep, brain none: the command UART's user end, paired with the MCU's side."""
+        if chain.serial is not None:
+            chain.serial.close()
+            chain.serial = None
+        mcu = chain.mcu
+        if mcu is None:
+            return
+        baud = self.options.profile(chain.robot).command.baud
+        pty = mcu.command
+        if isinstance(mcu, VirtualMcuNode):
+            chain.serial = SerialPort(
+                pty.user_end(), path=pty.path, baud=baud, mcu_written=lambda: pty.bytes_written
+            )
+            port = chain.serial
+            pty.owe(lambda: port.sent)  # the virtual MCU's reads wait for the port's bytes
+            return
+        uart = mcu.command_uart
+
+        def counts() -> tuple[int, int]:
+            process = mcu.process
+            return process.uart_bytes.get(uart, (0, 0)) if process is not None else (0, 0)
+
+        chain.serial = SerialPort(
+            pty.user_end(),
+            path=pty.path,
+            baud=baud,
+            mcu_written=lambda: counts()[1],
+            mcu_read=lambda: counts()[0],
+            mcu_fd=pty.master_fd,
+        )
 
     def _attach(self, chain: Chain) -> None:
         """A chain's bridge and description exchange with the simulator by call."""
@@ -440,6 +527,8 @@ class GraphRunner:
         """
         if node is self.nodes.get("sim") or (self.lockstep and node.get_name() in _SERVED_ELSEWHERE):
             return self.sim_executor
+        if self.live_executor is not None and node is self.nodes.get("live_view"):
+            return self.live_executor
         return self.executor
 
     def _spin(self, executor: Executor) -> None:
@@ -499,7 +588,11 @@ class GraphRunner:
         for each in chains:
             if each.mcu is not None:
                 self._stepping = each.mcu
+                if each.serial is not None:
+                    each.serial.deliver()
                 each.mcu.tick(now)
+                if each.serial is not None:
+                    each.serial.collect()
             if each.radio is not None:
                 self._stepping = each.radio
                 each.radio.step_lockstep(now)
@@ -518,7 +611,8 @@ class GraphRunner:
         sim.advance(publish=False)  # and the sensor values reach the bridges
         now = sim.sim.time
         self._set_ros_clocks()
-        if any(each.loop.next_frame <= now for each in chains):
+        loops = self.loops
+        if any(loop.next_frame <= now for loop in loops) or (not loops and now >= self._next_full_serve):
             # Callbacks run here, in the driver, just before the loop's frame: the loop and
             # the recorder then take a cmd_vel at a simulated time that does not depend on
             # DDS, which is what lets a replay reproduce the run. The loop acts on input
@@ -534,9 +628,9 @@ class GraphRunner:
             if taken is None or now >= self._next_full_serve:
                 self._next_full_serve = now + _FULL_SERVE_PERIOD_S
                 self._serve_callbacks()
-        for each in chains:
-            self._stepping = each.loop
-            each.loop.step_lockstep(now)
+        for loop in loops:
+            self._stepping = loop
+            loop.step_lockstep(now)
         self._stepping = None
 
     def _owe_reads(self) -> None:
@@ -566,7 +660,7 @@ class GraphRunner:
 
     def _links(self) -> list[SerialLink]:
         """Every serial link the run's nodes and proxies open (loops, bridges, radio modules)."""
-        links = [link for each in self.chains for link in (each.loop.link, each.bridge.link)]
+        links = [each.bridge.link for each in self.chains] + [loop.link for loop in self.loops]
         links += [each.radio.link for each in self.chains if each.radio is not None]
         return links + [proxy.upstream for proxy in self.proxies]
 
@@ -609,6 +703,9 @@ class GraphRunner:
         if chain.mcu is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
         chain.mcu = None
+        if chain.serial is not None:
+            chain.serial.close()
+            chain.serial = None
         self._remove(self._key(robot, MCU_NODES[self.options.mcu]))
 
     def restart_mcu(self, *, robot: int = 0) -> None:
@@ -629,6 +726,8 @@ class GraphRunner:
             self._follow_by_call_of(mcu)
             if isinstance(mcu, VirtualMcuNode):
                 mcu.plug_taps.append(self._owe_reads)
+            if chain.loop is None:
+                self._open_serial(chain)
             self._owe_reads()
         else:
             self._follow_shared_clock(mcu)
@@ -675,8 +774,13 @@ class GraphRunner:
                 node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
             for proxy in self.proxies:
                 proxy.stop()
+            for each in self.chains:
+                if each.serial is not None:
+                    each.serial.close()
             self.executor.shutdown(timeout_sec=2.0)
             self.sim_executor.shutdown(timeout_sec=2.0)
+            if self.live_executor is not None:
+                self.live_executor.shutdown(timeout_sec=2.0)
             self._destroy()
 
     def _drain_recording(self) -> None:

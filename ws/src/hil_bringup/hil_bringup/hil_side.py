@@ -1,7 +1,8 @@
 """``hil_side``: one side of a distributed run as processes, where ``ros2 launch`` is missing.
 
     hil_side world --robots 5 --hil-robots 5 --radio --rtf 1
-    hil_side robot --robot 2 --robots 5 --hil-robots 5 --radio
+    hil_side robot --robot-index 2 --robots 5 --hil-robots 5 --radio
+    hil_side robot --robot rab_style --mcu simavr     # brain none: prints the pty your program opens
 
 What ``world.launch.py`` and ``robot.launch.py`` start (the same
 :func:`hil_bringup.core.graph.describe_side`), each node as its installed executable
@@ -30,7 +31,15 @@ from pathlib import Path
 
 import yaml
 
-from hil_bringup.core.graph import SIDES, GraphOptions, describe_side, params_file, prepare_link_folder
+from hil_bringup.core.graph import (
+    SIDES,
+    GraphOptions,
+    describe_side,
+    params_file,
+    prepare_link_folder,
+    user_ports,
+    your_program,
+)
 from hil_bringup.core.options import add_arguments, from_namespace
 from hil_bringup.errors import HilBringupError
 from hil_common.core.arg_types import integer
@@ -52,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "side", choices=SIDES, help="world (simulator, radio) or robot (one HIL robot's chain)"
     )
-    parser.add_argument("--robot", type=integer(minimum=0), default=0, help="robot side: which HIL robot")
+    parser.add_argument(
+        "--robot-index", type=integer(minimum=0), default=0, help="robot side: which HIL robot (0, 1, ...)"
+    )
     # The run's options (GraphOptions), as declared there: give both sides the same ones.
     add_arguments(parser, GraphOptions)
     return parser
@@ -69,9 +80,12 @@ def commands(args: argparse.Namespace, folder: Path) -> list[tuple[str, list[str
     if given["mcu"] == "serial":
         raise HilBringupError("--mcu serial: a side with real boards runs with robot.launch.py")
     options = GraphOptions(**given)  # use_sim_time: the robot side follows the world's /clock
-    nodes, processes = describe_side(options, args.side, robot=args.robot)
+    nodes, processes = describe_side(options, args.side, robot=args.robot_index)
     if args.side == "robot":
         prepare_link_folder(options)
+        for robot, path, baud in user_ports(options):
+            if robot == args.robot_index:
+                print(your_program(path, baud), flush=True)
     out = []
     for node in nodes:
         params = folder / f"{node.key.replace('/', '_')}.yaml"

@@ -6,7 +6,9 @@ process. The robot runs the ``boards`` demo by default. A live status (rich) sho
 simulated time, RTF, pose, boards down, link round trips and loop jitter; Ctrl-C stops
 cleanly (threads joined, ptys closed, their links removed). At the end the run's
 folder holds ``report.png`` (arena, boards standing or fallen, trajectory, LED events)
-and ``metrics.json``; the last lines printed name both. SIGTERM ends it like Ctrl-C, and
+and ``metrics.json``; the last lines printed name both, and the pin trace
+(``--mcu simavr --trace-pins ...``: ``pins.vcd``, the firmware's pins timed in AVR cycles)
+when there is one. SIGTERM ends it like Ctrl-C, and
 a second signal changes nothing: the handlers only note the request, and go in before
 the graph's modules are imported. A killed run's pty folder and shared-memory files
 are removed by the next run.
@@ -15,6 +17,11 @@ are removed by the next run.
     hil_sim_runner --headless --duration 120 --rtf 0
     make sim ARGS="--headless --duration 60 --rtf 0 --record /tmp/run1"
     make sim ARGS="--headless --rtf 0 --until-done"   # until the task is done
+    make sim ARGS="--mcu simavr --rtf 0 --duration 5 --trace-pins motor_left,ultrasonic"
+    hil_sim_runner --live                   # watch it: Foxglove app or Lichtblick, ws://localhost:8765
+
+With ``--live`` the run serves its scene and every topic over the Foxglove WebSocket
+protocol (the ``live_view`` node; the address is printed).
 
 With ``--until-done`` the run ends once the behaviour's task (boards: all down; light:
 robot 0 within the light's reference distance) has been done for a settle second;
@@ -35,13 +42,21 @@ import argparse
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hil_bringup.core.done import GATHER_RADIUS, DonePredicate, DoneWatch, swarm_gathered, task_done
-from hil_bringup.core.graph import GraphOptions
+from hil_bringup.core.done import (
+    GATHER_RADIUS,
+    TASK_TEXT,
+    DonePredicate,
+    DoneWatch,
+    swarm_gathered,
+    task_done,
+)
+from hil_bringup.core.graph import GraphOptions, user_ports, your_program
 from hil_bringup.core.options import add_arguments, from_namespace
 from hil_bringup.errors import HilBringupError
 from hil_common.core.arg_types import finite, integer
@@ -49,6 +64,7 @@ from hil_common.core.kinematics import wrap_angle
 from hil_common.core.leftovers import remove_dead_dds_segments
 from hil_common.core.shutdown import ShutdownSignals, ignore_further_stop_signals, shutdown_signals
 from hil_common.errors import HilError
+from hil_mcu.core.pin_trace import TRACE_FILE, trace_summary
 
 if TYPE_CHECKING:
     from hil_bringup.core.report import RunLog
@@ -60,6 +76,16 @@ SAMPLE_PERIOD = 0.05
 Ending = Literal["done", "duration", "boards", "stopped", "failed"]
 #: Wall seconds between looks at whether a part of the run has died.
 FAILURE_CHECK_PERIOD_S = 0.1
+#: The loop's figures of a robot 0 without one (brain none).
+NO_LOOP: dict[str, Any] = {
+    "mode": "brain none (your program)",
+    "held_by": "-",
+    "mcu_alive": None,
+    "mcu_rtt_ms": None,
+    "station": "-",
+    "jitter_p99_us": None,
+    "frames": 0,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,15 +131,11 @@ class Status:
         self.wall_start = time.monotonic()
 
     def snapshot(self) -> dict[str, Any]:
-        """The figures of the run right now."""
+        """The figures of the run right now (robot 0's loop's: none with brain none)."""
         runner = self.runner
         sim = runner.sim.sim
-        loop = runner.loop.loop
-        now = runner.loop.clock()
-        mcu, station = loop.mcu.health(now), loop.station_link.health(now)
-        timing = runner.loop.stats.summary()
         wall = time.monotonic() - self.wall_start
-        return {
+        figures: dict[str, Any] = {
             "sim_time": sim.time,
             "wall_time": wall,
             "rtf": sim.time / wall if wall > 0 else 0.0,
@@ -121,6 +143,16 @@ class Status:
             "pose": (float(sim.x[0]), float(sim.y[0]), wrap_angle(float(sim.yaw[0]))),
             "boards_down": sim.geometry.boards_down,
             "boards": len(sim.world.boards),
+        }
+        node = runner.chains[0].loop
+        if node is None:
+            return {**figures, **NO_LOOP}
+        loop = node.loop
+        now = node.clock()
+        mcu, station = loop.mcu.health(now), loop.station_link.health(now)
+        timing = node.stats.summary()
+        return {
+            **figures,
             "mode": loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else ""),
             "held_by": ", ".join(loop.holding_reasons) or "-",
             "mcu_alive": mcu.alive,
@@ -143,15 +175,19 @@ def render(status: dict[str, Any]) -> Any:
             f"{status['sim_time']:8.2f} s   (wall {status['wall_time']:.1f} s, RTF {status['rtf']:.2f})",
         ),
         ("robot 0", f"x {x:+.3f} m  y {y:+.3f} m  yaw {yaw:+.2f} rad"),
-        ("boards down", f"{status['boards_down']} of {status['boards']}"),
         ("control", f"{status['mode']}, motors held by: {status['held_by']}"),
-        (
-            "MCU link",
-            f"{'alive' if status['mcu_alive'] else 'LOST'}, HBB round trip {status['mcu_rtt_ms']:.2f} ms",
-        ),
-        ("station link", status["station"]),
-        ("loop", f"{status['frames']} frames, jitter p99 {status['jitter_p99_us']:.0f} us"),
     ]
+    if status["boards"]:  # a world without boards has none to count
+        rows.insert(2, ("boards down", f"{status['boards_down']} of {status['boards']}"))
+    if status["mcu_alive"] is not None:
+        rows += [
+            (
+                "MCU link",
+                f"{'alive' if status['mcu_alive'] else 'LOST'}, HBB round trip {status['mcu_rtt_ms']:.2f} ms",
+            ),
+            ("station link", status["station"]),
+            ("loop", f"{status['frames']} frames, jitter p99 {status['jitter_p99_us']:.0f} us"),
+        ]
     for name, value in rows:
         table.add_row(name, value)
     return table
@@ -206,8 +242,8 @@ def run(
         if args.behaviour == "swarm":
             done = partial(swarm_gathered, robots=args.hil_robots)  # the robots that have a loop
     watch = DoneWatch(done) if done is not None else None
-    options = graph_options(args)
     folder = Path(args.report_dir or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S"))
+    options = _trace_in(graph_options(args), folder)
     check_report_folder(folder)  # now: a run's results are lost if the folder fails at the end
     # Imported only now, after main() installed the signal handlers: rclpy, the nodes
     # and numpy take a second or more to import under load.
@@ -221,11 +257,7 @@ def run(
     runner = GraphRunner(options)
     status = Status(runner)
     log = RunLog(runner.sim.sim.world)
-    print(
-        f"hil_sim_runner: started in {time.monotonic() - started:.2f} s "
-        f"({'lockstep, as fast as possible' if runner.lockstep else f'rtf {options.rtf:g}'})",
-        flush=True,
-    )
+    _print_started(runner, time.monotonic() - started)
     ending: Ending = "stopped"
     try:
         if not signals.requested:  # a signal while the graph was being built: no run
@@ -236,27 +268,25 @@ def run(
         # it stops or writes the report.
         snapshot = status.snapshot()
         log.metrics.update(_metrics(snapshot, runner, options))
-        log.metrics["done"] = watch.done if watch is not None else None
-        log.metrics["done_at_s"] = (
-            round(watch.done_at, 3) if watch is not None and watch.done_at is not None else None
-        )
         log.metrics.update(_swarm_metrics(runner, options, log))
         link_faults = link_fault_report(runner)
         if link_faults is not None:
             log.metrics["link_faults"] = link_faults
         failure = runner.failure()
         log.metrics["failure"] = failure
-        runner.stop()
+        runner.stop()  # the harnesses have written their pin traces once stopped
+        traces = _pin_traces(runner, log)
     if failure is not None:
         print(
             f"hil_sim_runner: {failure}; the run stopped at {snapshot['sim_time']:.1f} s simulated",
             file=sys.stderr,
             flush=True,
         )
+    judge_task(log, args, watch, end=snapshot["sim_time"])
     metrics_path, picture_path = write_report(log, folder)
     print(
-        f"hil_sim_runner: {snapshot['boards_down']} of {snapshot['boards']} boards down "
-        f"in {snapshot['sim_time']:.1f} s simulated ({snapshot['wall_time']:.1f} s wall)"
+        f"hil_sim_runner: {boards_text(snapshot)}{snapshot['sim_time']:.1f} s simulated "
+        f"({snapshot['wall_time']:.1f} s wall)"
     )
     if watch is not None:
         print(
@@ -266,11 +296,48 @@ def run(
         )
     if link_faults is not None:
         print(f"hil_sim_runner: link faults: {fault_summary(link_faults)}")
-    print(f"metrics: {metrics_path}")
-    print(f"picture: {picture_path}", flush=True)
+    _print_paths(metrics_path, picture_path, traces)
     if failure is not None:
         return 1
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
+
+
+def boards_text(snapshot: dict[str, Any]) -> str:
+    """``6 of 6 boards down in ``, or nothing in a world without boards."""
+    return f"{snapshot['boards_down']} of {snapshot['boards']} boards down in " if snapshot["boards"] else ""
+
+
+def judge_task(log: RunLog, args: argparse.Namespace, watch: DoneWatch | None, *, end: float) -> None:
+    """The picture's heading and the task's verdict (done or not, what it read), with a task."""
+    from hil_bringup.core.report import task_judgement  # noqa: PLC0415 - the graph's modules load late
+
+    behaviour = args.behaviour or "manual"
+    log.heading = f"{behaviour} run, {end:.1f} s simulated"
+    log.metrics["done"] = watch.done if watch is not None else None
+    log.metrics["done_at_s"] = None if watch is None or watch.done_at is None else round(watch.done_at, 3)
+    if watch is None:
+        return
+    task = behaviour if behaviour in TASK_TEXT else "done"  # a caller's own predicate
+    judgement = task_judgement(log, task, done_at=watch.done_at, end=end, robots=args.hil_robots)
+    log.judgements.append(judgement)
+    log.metrics["task"] = task
+    log.heading = f"{judgement.label}: {judgement.verdict} {judgement.detail}"
+
+
+def _print_started(runner: GraphRunner, seconds: float) -> None:
+    """How long the start took, how the run goes, the live view, with brain none your program's pty."""
+    options = runner.options
+    pace = "lockstep, as fast as possible" if runner.lockstep else f"rtf {options.rtf:g}"
+    print(f"hil_sim_runner: started in {seconds:.2f} s ({pace})", flush=True)
+    if runner.live_url is not None:
+        print(
+            f"hil_sim_runner: live view on {runner.live_url} "
+            "(Foxglove app or Lichtblick: open a Foxglove WebSocket connection)",
+            flush=True,
+        )
+    ports = user_ports(options)
+    for robot, path, baud in ports:
+        print(your_program(path, baud, robot=robot if len(ports) > 1 else None), flush=True)
 
 
 def _drive(
@@ -302,14 +369,11 @@ def _drive(
                 return "failed"  # a part of the run died; run() reports it
             with sim_node.lock:
                 t = sim.time
+                log.note_boards(t, sim.geometry.standing)
                 if t >= next_sample:
                     next_sample = t + SAMPLE_PERIOD
                     log.sample(
-                        t,
-                        float(sim.x[0]),
-                        float(sim.y[0]),
-                        bool(sim.led[0] > 0.5),
-                        [bool(s) for s in sim.geometry.standing],
+                        t, float(sim.x[0]), float(sim.y[0]), bool(sim.led[0] > 0.5), sim.geometry.standing
                     )
                     log.sample_others(t, sim.x, sim.y)
                 down = sim.geometry.boards_down
@@ -321,21 +385,19 @@ def _drive(
                 if live is not None:
                     live.update(render(snapshot))
                 else:
+                    mcu = {True: "alive", False: "LOST", None: "your program's"}[snapshot["mcu_alive"]]
+                    boards = f"boards down {snapshot['boards_down']}/{snapshot['boards']}  "
                     print(
                         f"  t {snapshot['sim_time']:7.1f} s  RTF {snapshot['rtf']:5.2f}  "
-                        f"boards down {snapshot['boards_down']}/{snapshot['boards']}  "
-                        f"MCU {'alive' if snapshot['mcu_alive'] else 'LOST'}",
+                        f"{boards if snapshot['boards'] else ''}MCU {mcu}",
                         flush=True,
                     )
     finally:
         with sim_node.lock:  # the last moment too, whatever ended the run
             log.sample(
-                sim.time,
-                float(sim.x[0]),
-                float(sim.y[0]),
-                bool(sim.led[0] > 0.5),
-                [bool(s) for s in sim.geometry.standing],
+                sim.time, float(sim.x[0]), float(sim.y[0]), bool(sim.led[0] > 0.5), sim.geometry.standing
             )
+            log.sample_others(sim.time, sim.x, sim.y)
         if live is not None:
             live.stop()
     return ending or "stopped"
@@ -366,6 +428,35 @@ def _ending(args: argparse.Namespace, t: float, down: int, *, settled: bool) -> 
     return None
 
 
+def _trace_in(options: GraphOptions, folder: Path) -> GraphOptions:
+    """A pin trace (``trace_pins``) without a ``trace_file`` goes to the report folder."""
+    if options.trace_pins and not options.trace_file:
+        return replace(options, trace_file=str(folder / TRACE_FILE))
+    return options
+
+
+def _pin_traces(runner: GraphRunner, log: RunLog) -> list[dict[str, Any]]:
+    """Each HIL robot's pin trace (``trace_pins``): file, pins, size, when cut; in the metrics too."""
+    traces = []
+    for chain in runner.chains:
+        trace = getattr(chain.mcu, "trace", None)
+        if trace is not None:
+            traces.append({"robot": chain.robot, **trace_summary(trace)})
+    if traces:
+        log.metrics["pin_traces"] = traces
+    return traces
+
+
+def _print_paths(metrics: Path, picture: Path, traces: list[dict[str, Any]]) -> None:
+    """The last lines: the report's files, each pin trace's (and its cut, if it was)."""
+    print(f"metrics: {metrics}")
+    print(f"picture: {picture}", flush=True)
+    for trace in traces:
+        cut = trace["cut_at_s"]
+        note = "" if cut is None else f" (cut at its size limit, at {cut:.1f} s: --trace-limit-mb)"
+        print(f"pins: {trace['file']}{note}", flush=True)
+
+
 def _swarm_metrics(runner: GraphRunner, options: GraphOptions, log: RunLog) -> dict[str, Any]:
     """Arrival times at the light (swarm) and the radio's counters (radio)."""
     metrics: dict[str, Any] = {}
@@ -383,7 +474,6 @@ def _swarm_metrics(runner: GraphRunner, options: GraphOptions, log: RunLog) -> d
 
 
 def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOptions) -> dict[str, Any]:
-    loop = runner.loop.loop
     metrics: dict[str, Any] = {
         "boards_down": snapshot["boards_down"],
         "boards": snapshot["boards"],
@@ -396,9 +486,15 @@ def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOption
         "robots": options.robots,
         "hil_robots": options.hil_robots,
         "final_pose": [round(v, 4) for v in snapshot["pose"]],
+        "robot": options.robot,
+        "brain": [options.brain_of(robot) for robot in range(options.hil_robots)],
         "loop_frames": snapshot["frames"],
-        "loop_jitter_p99_us": None if runner.lockstep else round(snapshot["jitter_p99_us"], 1),
     }
+    node = runner.chains[0].loop
+    if node is None:
+        return metrics
+    loop = node.loop
+    metrics["loop_jitter_p99_us"] = None if runner.lockstep else round(snapshot["jitter_p99_us"], 1)
     metrics["mcu_rtt_ms"] = {
         "last": round(loop.mcu.rtt_last * 1e3, 3),
         "p50": round(loop.mcu.rtt_percentile(50) * 1e3, 3),

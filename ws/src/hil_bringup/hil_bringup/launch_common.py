@@ -26,6 +26,8 @@ from hil_bringup.core.graph import (
     launch_arguments,
     prepare_link_folder,
     run_link_dir,
+    user_ports,
+    your_program,
 )
 from hil_bringup.core.options import on, values
 from hil_bringup.errors import HilBringupError
@@ -96,6 +98,12 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
         )
     if options.mcu in MCU_NODES or options.faults:
         actions.append(LogInfo(msg=f"hil_bringup: pty links in {options.link_folder}"))
+    chains = {node.robot for node in nodes if node.robot is not None}
+    actions += [
+        LogInfo(msg=f"hil_bringup: {your_program(path, baud, robot=robot)}")
+        for robot, path, baud in user_ports(options)
+        if robot in chains
+    ]
     actions += [
         Node(
             package=node.package,

@@ -17,20 +17,17 @@ the field).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 
-from hil_bridge.core.defaults import telemetry_schema as default_telemetry
 from hil_bridge.core.signal_protocol import SignalLayout, profile_layout
-from hil_bringup.errors import HilBringupError
 from hil_common.errors import HilError
 from hil_devices.core.handler_template import handler_dirs, load_templates, needs_of
 from hil_devices.core.profile import RobotProfile, load_profile, mcu_pins, model_devices, telemetry_schema
 from hil_devices.core.wiring import describe
 from hil_firmware.core.sketch_gen import profile_sketch_inputs
 from hil_mcu.core.simavr import profile_coupling
-from hil_sim.core.motor import MotorParams
-from hil_sim.errors import HilSimError
+from hil_sim.core.devices import check_model
+from hil_sim.core.robot_model import robot_model_from_profile
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,33 +41,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def motor_params(profile: RobotProfile) -> MotorParams:
-    """The DC motor model of the profile: its ``body.motor`` over the defaults.
-
-    Raises:
-        HilBringupError: a field MotorParams does not have, or a value it refuses; names the field.
-    """
-    known = [f.name for f in dataclasses.fields(MotorParams)]
-    for key in profile.body.motor:
-        if key not in known:
-            raise HilBringupError(
-                f"{profile.source}: body.motor.{key}: not a motor parameter (known: {', '.join(known)})"
-            )
-    try:
-        return MotorParams(**profile.body.motor)
-    except HilSimError as exc:
-        raise HilBringupError(f"{profile.source}: body.{exc}") from None
-
-
 def derive(profile: RobotProfile) -> tuple[SignalLayout, str]:
-    """Everything a run derives from ``profile`` that can be wrong: layout, coupling, motor.
+    """Everything a run derives from ``profile`` that can be wrong: layout, coupling, robot model.
 
     Raises:
-        HilBridgeError, HilSimError, HilBringupError: naming the profile and what is wrong.
+        HilBridgeError, HilMcuError, HilSimError: naming the profile and what is wrong.
     """
     layout = profile_layout(profile)
     coupling = profile_coupling(profile)
-    motor_params(profile)
+    check_model(robot_model_from_profile(profile))
     return layout, coupling
 
 
@@ -98,10 +77,9 @@ def _show(profile: RobotProfile, layout: SignalLayout, coupling: str) -> None:
         wheel = f" wheel {device.wheel}" if device.wheel else ""
         params = ", ".join(f"{k}={v}" for k, v in device.params.items())
         print(f"  {device.name}  {device.kind}{wheel}{extra}  {params}")
-    schema = telemetry_schema(profile, default_telemetry())
-    if schema is not None:
+    if profile.brain == "control_loop":
         print("telemetry:")
-        for key, names in schema.lists.items():
+        for key, names in telemetry_schema(profile).lists.items():
             print(f"  {key}: {', '.join(names)}")
     print("simavr coupling:")
     print("".join(f"  {line}\n" for line in coupling.splitlines()), end="")

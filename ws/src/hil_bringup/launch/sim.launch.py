@@ -2,6 +2,7 @@
 
     ros2 launch hil_bringup sim.launch.py
     ros2 launch hil_bringup sim.launch.py rtf:=0.0 record:=/tmp/run1 rviz:=true
+    ros2 launch hil_bringup sim.launch.py live:=true     # Foxglove app or Lichtblick: ws://localhost:8765
     ros2 launch hil_bringup sim.launch.py checked:=true faults:=true fault_drop:=0.01 fault_corrupt:=0.01
 
 The node list and parameters come from hil_bringup's graph description, the same one

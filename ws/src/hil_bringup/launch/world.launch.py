@@ -2,7 +2,7 @@
 
     ros2 launch hil_bringup world.launch.py robots:=5 hil_robots:=5 radio:=true rtf:=1.0
 
-Each HIL robot's chain runs elsewhere (``robot.launch.py robot:=<i>``, on this machine
+Each HIL robot's chain runs elsewhere (``robot.launch.py robot_index:=<i>``, on this machine
 or another in the same ROS domain) and meets the simulator over DDS: its pins and
 sensors on ``robot_<i>/hil/signals/*``, its radio on ``robot_<i>/hil/radio/*``, the
 simulated time on ``/clock``, which the robots' nodes follow (``use_sim_time``, default

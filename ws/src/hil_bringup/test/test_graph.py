@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from hil_bringup.core.graph import (
     params_file,
     prepare_link_folder,
     run_link_dir,
+    user_ports,
+    your_program,
 )
 from hil_bringup.errors import HilBringupError
 from hil_common.core.runtime_dir import runtime_root
@@ -54,10 +57,29 @@ def test_faults_put_a_proxy_on_each_link_between_its_user_and_the_mcu() -> None:
         assert args[args.index("--link") + 1] == user != upstream
         assert (args[args.index("--drop") + 1], args[args.index("--corrupt") + 1]) == ("0.01", "0.02")
         assert proxy.faults is not None and proxy.faults.arguments() == args  # the runner's proxy too
-    assert command.arguments[command.arguments.index("--baud") + 1] == str(options.command_baud)
+    assert command.arguments[command.arguments.index("--baud") + 1] == str(options.profile(0).command.baud)
     assert signal.arguments[signal.arguments.index("--baud") + 1] == str(options.signal_baud)
     assert command.faults is not None and signal.faults is not None
     assert command.faults.model.seed != signal.faults.model.seed  # not the same faults on both
+
+
+def test_live_adds_the_live_view_to_the_world_side_and_a_recording_keeps_every_scene() -> None:
+    nodes, _ = describe(GraphOptions(live=True, live_port=9000, live_host="0.0.0.0"))
+    (view,) = (n for n in nodes if n.name == "live_view")
+    assert (view.package, view.executable, view.namespace, view.robot) == (
+        "hil_bringup",
+        "live_view",
+        "",
+        None,
+    )
+    assert view.parameters == {"host": "0.0.0.0", "port": 9000, "use_sim_time": True}
+    world, _ = describe_side(GraphOptions(live=True), "world")
+    robot, _ = describe_side(GraphOptions(live=True), "robot")
+    assert "live_view" in {n.name for n in world} and "live_view" not in {n.name for n in robot}
+    assert "live_view" not in {n.name for n in describe(GraphOptions())[0]}
+    # The simulator paces its scene by the wall clock for a viewer, not for a recording.
+    sim = {o: next(n for n in describe(GraphOptions(record=o))[0] if n.name == "sim") for o in ("", "/tmp/b")}
+    assert sim[""].parameters["scene_max_rate"] > 0 and sim["/tmp/b"].parameters["scene_max_rate"] == 0.0
 
 
 def test_without_faults_the_rates_change_nothing() -> None:
@@ -195,11 +217,33 @@ def test_hardware_run_has_no_virtual_mcu_and_uses_the_devices() -> None:
         ({"fault_drop": 1.5}, "fault_drop"),
         ({"fault_corrupt": -0.1}, "fault_corrupt"),
         ({"fault_drop": float("nan")}, "fault_drop"),
+        ({"trace_pins": "D9"}, "trace_pins needs mcu = simavr"),
+        ({"trace_limit_mb": 0.0}, "trace_limit_mb"),
     ],
 )
 def test_bad_options_are_refused_by_name(options: dict[str, object], message: str) -> None:
     with pytest.raises(HilBringupError, match=message):
         GraphOptions(**options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("options", "files"),
+    [
+        ({}, ["pins.vcd"]),
+        ({"trace_file": "/runs/a/t.vcd"}, ["/runs/a/t.vcd"]),
+        (
+            {"trace_file": "/runs/a/t.vcd", "robots": 2, "hil_robots": 2},
+            ["/runs/a/t_robot_0.vcd", "/runs/a/t_robot_1.vcd"],
+        ),
+    ],
+)
+def test_each_firmware_writes_its_pin_trace_to_a_file_of_its_own(
+    options: dict[str, object], files: list[str]
+) -> None:
+    nodes, _ = describe(GraphOptions(mcu="simavr", trace_pins="motor_left", **options))  # type: ignore[arg-type]
+    mcus = [n for n in nodes if n.name == "simavr_mcu"]
+    assert [n.parameters["trace_file"] for n in mcus] == files
+    assert {n.parameters["trace_pins"] for n in mcus} == {"motor_left"}
 
 
 def test_launch_files_are_one_flat_launch_description() -> None:
@@ -235,3 +279,73 @@ def test_the_two_sides_of_a_distributed_run_split_the_graph_between_them() -> No
 def test_a_side_that_is_not_in_the_run_is_an_error(side: str, robot: int, named: str) -> None:
     with pytest.raises(HilBringupError, match=f"^{named} = "):
         describe_side(GraphOptions(robots=4, hil_robots=3), side, robot=robot)
+
+
+# --- robot profiles and brains ---------------------------------------------------------------
+
+
+def test_every_chain_node_takes_its_robots_profile_and_robots_past_the_list_take_the_last() -> None:
+    options = GraphOptions(robot="demo,rab_style", robots=3, hil_robots=3, mcu="simavr")
+    nodes, _ = describe(options)
+    sim = next(n for n in nodes if n.name == "sim")
+    assert sim.parameters["robot"] == "demo,rab_style"
+    sources = {n.key: n.parameters.get("robot") for n in nodes if n.robot is not None}
+    for robot, name in ((0, "demo"), (1, "rab_style"), (2, "rab_style")):
+        keys = [key for key in sources if key.startswith(f"robot_{robot}/")]
+        assert keys and all(sources[key] == str(options.profile(robot).source) for key in keys), robot
+        assert options.profile(robot).name == name
+    loops = [n.key for n in nodes if n.name == "control_loop"]
+    assert loops == ["robot_0/control_loop"]  # rab_style's brain is none: its UART is your program's
+    assert [robot for robot, _, baud in user_ports(options)] == [1, 2]
+    assert {baud for _, _, baud in user_ports(options)} == {57600}
+
+
+def test_the_control_loop_gets_the_profiles_geometry_and_baud_rate() -> None:
+    nodes, _ = describe(GraphOptions(robot="rab_style", brain="control_loop"))
+    loop = next(n for n in nodes if n.name == "control_loop").parameters
+    assert (loop["baud"], loop["wheel_base"], loop["wheel_radius"]) == (57600, 0.14, 0.033)
+    assert 20.0 < loop["max_wheel_speed"] < 21.5  # the default TT gearmotor at 6 V, 1:48
+
+
+def test_brain_none_leaves_the_firmwares_uart_at_uart_link_and_the_profile_says_what_an_open_does(
+    tmp_path: Path,
+) -> None:
+    link = str(tmp_path / "my_uart")
+    options = GraphOptions(robot="demo", brain="none", mcu="simavr", uart_link=link)
+    nodes, _ = describe(options)
+    by_name = {n.name: n for n in nodes}
+    assert "control_loop" not in by_name
+    assert by_name["simavr_mcu"].parameters["command_port"] == link
+    assert by_name["simavr_mcu"].parameters["auto_reset"] is True  # the demo's Nano resets on DTR
+    assert user_ports(options) == [(0, link, 38400)]
+    assert your_program(link, 38400) == f"your program: open {link} (38400 baud)"
+    looped = {n.name: n for n in describe(GraphOptions(robot="demo", mcu="simavr"))[0]}
+    assert looped["simavr_mcu"].parameters["auto_reset"] is False  # the control loop's open: no reset
+
+
+def test_a_robot_folder_is_taken_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = GraphOptions(robot="rab_style").profile().folder
+    monkeypatch.chdir(shipped.parent)
+    options = GraphOptions(robot="rab_style/robot.yaml,./line_follower")
+    entries = options.robot.split(",")
+    assert all(Path(entry).is_absolute() and entry.endswith("/robot.yaml") for entry in entries)
+    assert [p.name for p in options.profiles] == ["rab_style", "line_follower"]
+    monkeypatch.chdir(tmp_path)  # every node of the run, wherever it starts, reads the same files
+    assert [p.name for p in GraphOptions(robot=options.robot).profiles] == ["rab_style", "line_follower"]
+
+
+def test_a_profiles_other_uarts_reach_ptys_beside_the_command_link(tmp_path: Path) -> None:
+    robot = tmp_path / "mega_bt"
+    shutil.copytree(GraphOptions(robot="rab_style").profile().folder, robot)
+    text = (robot / "robot.yaml").read_text().replace("board: uno", "board: mega2560")
+    text = text.replace(
+        "  - {uart: 0, baud: 57600, role: command}",
+        "  - {uart: 0, baud: 57600, role: command}\n  - {uart: 1, baud: 9600, role: aux}",
+    )
+    (robot / "robot.yaml").write_text(text)
+    options = GraphOptions(robot=str(robot), mcu="simavr", link_dir=str(tmp_path / "links"))
+    mcu = next(n for n in describe(options)[0] if n.name == "simavr_mcu").parameters
+    assert mcu["uart_ports"] == [f"1:{tmp_path / 'links' / 'uart1'}"]
+    assert mcu["command_port"] == str(tmp_path / "links" / "mcu_command")

@@ -9,6 +9,7 @@ from geometry_msgs.msg import Twist
 
 from hil_bridge.core.serial_link import LinkState
 from hil_bringup.core.graph import GraphOptions
+from hil_bringup.errors import HilBringupError
 from hil_bringup.graph_runner import GraphRunner
 
 
@@ -60,5 +61,45 @@ def test_every_hil_robot_runs_on_its_own_loop_and_the_others_follow_cmd_vel() ->
         assert [each.loop.get_namespace() for each in runner.chains] == ["/robot_0", "/robot_1", "/robot_2"]
         ends = [end for each in runner.chains for end in (each.loop.link, each.bridge.link)]
         assert all(end.owed is not None and end.owed.short_reads == 0 for end in ends)
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
+def test_brain_none_gives_the_firmwares_uart_to_the_runners_serial_port() -> None:
+    """No control loop: the port's bytes reach the virtual MCU, its answers come back, all counted."""
+    runner = GraphRunner(GraphOptions(rtf=0.0, robot="demo", brain="none", world="empty"))
+    runner.start()
+    try:
+        port = runner.serial
+        assert port is not None and not runner.loops and port.baud == 38400
+        with pytest.raises(HilBringupError, match="robot 0 has no control loop"):
+            _ = runner.loop
+        port.write(b"HBB,1.5\nDRV200,200\nHBB,2\n")
+        runner.step()
+        runner.step()
+        assert port.read() == b"HBB,1.5\nHBB,2\n"  # echoed in the period that took them
+        while runner.sim.sim.time < 1.0:
+            runner.step()
+            port.write(b"HBB,3\n" if runner.sim.sim.time % 0.5 < 0.005 else b"")
+        assert runner.sim.sim.v[0] > 0.05  # DRV drove it
+        assert b"TL1200,200" in port.read()  # and it reports its motors, as to a control loop
+        mcu = runner.mcu
+        assert mcu is not None and mcu.command.owed is not None and mcu.command.owed.short_reads == 0
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
+def test_robots_of_two_profiles_share_one_world() -> None:
+    runner = GraphRunner(GraphOptions(rtf=0.0, robot="demo,line_follower", robots=3, hil_robots=2))
+    runner.start()
+    try:
+        sim = runner.sim.sim
+        assert [model.name for model in sim.models] == ["demo", "line_follower", "line_follower"]
+        assert runner.chains[0].loop is not None and runner.chains[1].loop is None
+        assert [d.name for d in runner.chains[1].bridge.layout.devices][-1] == "line_right"
+        for _ in range(20):
+            runner.step()
     finally:
         runner.stop()

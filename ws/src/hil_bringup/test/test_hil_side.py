@@ -11,8 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import Spawn
+from hil_bringup import hil_side
 
 #: The processes of a robot side by MCU, children and grandchildren (names as /proc has them).
 ROBOT_SIDE = {
@@ -70,6 +72,17 @@ def side_up(proc: subprocess.Popen[bytes], log: Path, names: set[str]) -> dict[i
     # The loop logs its port once the MCU's ptys exist (the MCU makes them first).
     wait_for(lambda: "Hz on" in log.read_text(), 60, "the control loop starts")
     return descendants_of(proc.pid)
+
+
+def test_a_world_side_with_live_starts_the_live_view_with_its_address(tmp_path: Path) -> None:
+    commands = dict(hil_side.commands(hil_side.parse(["world", "--live", "--live-port", "9001"]), tmp_path))
+    assert set(commands) == {"sim", "live_view"}
+    command = commands["live_view"]
+    assert Path(command[0]).name == "live_view"
+    parameters = yaml.safe_load(Path(command[command.index("--params-file") + 1]).read_text())
+    assert parameters["live_view"]["ros__parameters"]["port"] == 9001
+    robot = dict(hil_side.commands(hil_side.parse(["robot", "--live"]), tmp_path))
+    assert "live_view" not in robot
 
 
 @pytest.mark.ros

@@ -145,3 +145,57 @@ def test_a_runtime_folder_another_user_could_change_exits_2_naming_it(
     assert result.returncode == 2
     assert f"hil_sim_runner: {words}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+#: A robot option, what to put where (file name -> content, in the test's folder), the words.
+BAD_ROBOTS = [
+    pytest.param(
+        ["--robot", "nope"],
+        {},
+        "robot = robot 'nope': no such file or folder, nor a shipped robot (shipped: demo, line_follower",
+        id="unknown-name",
+    ),
+    pytest.param(
+        ["--robot", "DIR/empty"], {"empty/notes.txt": "x"}, "no robot.yaml in this folder", id="no-profile"
+    ),
+    pytest.param(
+        ["--robot", "DIR/bad"],
+        {"bad/robot.yaml": "name: bad\nboard: leonardo\n"},
+        "bad/robot.yaml: board: 'leonardo' is not one of uno, nano, mega2560",
+        id="bad-field",
+    ),
+    pytest.param(
+        ["--robot", "demo,DIR/nothing_here"],
+        {},
+        "nothing_here: no such file or folder",
+        id="second-of-two",
+    ),
+    pytest.param(
+        ["--uart-link", "DIR/uart", "--robots", "2", "--hil-robots", "2"],
+        {},
+        "uart_link is for one HIL robot (hil_robots = 2)",
+        id="uart-link-for-two",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "files", "expected"), BAD_ROBOTS)
+def test_a_bad_robot_exits_2_naming_it(
+    tmp_path: Path, args: list[str], files: dict[str, str], expected: str
+) -> None:
+    for name, content in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content)
+    result = run_runner(
+        *(arg.replace("DIR", str(tmp_path)) for arg in args), "--report-dir", str(tmp_path / "r")
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr and "started" not in result.stdout
+
+
+def test_brain_takes_control_loop_or_none(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        hil_sim_runner.parse(["--brain", "thinking"])
+    assert info.value.code == 2
+    assert "brain = 'thinking' is not one of profile, control_loop, none" in capsys.readouterr().err

@@ -35,6 +35,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+from rclpy.subscription import Subscription
 
 from hil_common.core.clock_watch import ClockWatch
 from hil_common.core.leftovers import remove_dead_dds_segments
@@ -132,6 +133,23 @@ def node_thread(
 
     node.failure = None  # type: ignore[attr-defined]
     return threading.Thread(target=guarded, name=name, daemon=True)
+
+
+def can_take(subscription: Subscription) -> bool:
+    """Whether :func:`take` works with this rclpy (it reaches into rclpy's subscription handle)."""
+    return callable(getattr(subscription.handle, "take_message", None))
+
+
+def take(subscription: Subscription) -> Any | None:
+    """The next message waiting on ``subscription`` (bytes for a raw one), taken now; None if none waits.
+
+    What an executor does after its wait, without the wait and without a callback: a
+    subscription read this way wakes nobody when a message arrives (its reader keeps
+    the newest ``depth``). rclpy has no public take; check :func:`can_take` first.
+    """
+    with subscription.handle:
+        info = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+    return None if info is None else info[0]
 
 
 def diagnostic_array(

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from hil_common.core.loop_timing import DeadlineScheduler, LoopStats, Tick
+from hil_common.core.loop_timing import DeadlineScheduler, LoopStats, RateLimit, Tick
 from hil_common.errors import HilError
 
 PERIOD_30HZ = 1.0 / 30.0
@@ -265,3 +265,25 @@ def test_bad_period_is_rejected(period: float) -> None:
     clock = FakeClock()
     with pytest.raises(HilError, match="period"):
         DeadlineScheduler(period, clock=clock, sleep=clock.sleep)
+
+
+@pytest.mark.parametrize("jitter", [0.0, 0.01, 0.02])
+def test_a_rate_limit_passes_every_event_offered_at_its_rate_despite_jitter(jitter: float) -> None:
+    limit = RateLimit(10.0)  # burst 1.5: a quarter of a period either way
+    offered = [n * 0.1 + (jitter if n % 2 else -jitter) for n in range(1, 1001)]  # 10 Hz, early and late
+    assert all(limit.allow(t) for t in offered)
+
+
+def test_a_rate_limit_holds_a_faster_stream_to_its_rate_after_a_burst() -> None:
+    limit = RateLimit(10.0, burst=2.0)
+    passed = sum(limit.allow(n * 0.001) for n in range(10_000))  # 1 kHz for 10 s
+    assert 100 <= passed <= 102  # the rate, and the burst at the start
+    assert all(RateLimit(0.0).allow(0.0) for _ in range(100))  # 0: no limit
+
+
+@pytest.mark.parametrize(
+    ("rate", "burst", "words"), [(-1.0, 2.0, "rate"), (math.inf, 2.0, "rate"), (5.0, 0.5, "burst")]
+)
+def test_a_rate_limit_refuses_a_bad_rate_or_burst(rate: float, burst: float, words: str) -> None:
+    with pytest.raises(HilError, match=words):
+        RateLimit(rate, burst=burst)

@@ -156,6 +156,21 @@ def broken(path: list[Any], value: Any) -> dict[str, Any]:
             broken(["model"], {"kind": "l298n", "role": "driver"}),
             "a driver (model.role) needs the parameter 'wheel'",
         ),
+        (broken(["model"], {"kind": "sonar"}), "field 'model.kind': 'sonar' is not a model kind"),
+        (broken(["model"], {"kind": "bumper", "rays": 5}), "field 'model.rays': not a parameter of model"),
+        (broken(["model"], {"kind": "bumper", "hold_s": 99}), "field 'model.hold_s': 99 is outside 0..10 s"),
+        (
+            {**broken(["model"], {"kind": "bumper"}), "params": {"hold_s": {"default": 1, "max": 2}}},
+            "params.hold_s: a parameter of model kind bumper is declared in models.json",
+        ),
+        (
+            {**broken(["model"], {"kind": "bumper"}), "params": {"hold_s": {"default": 11}}},
+            "params.hold_s.default: 11 is outside 0..10 s",
+        ),
+        (
+            {**broken(["model"], {"kind": "bumper", "hold_s": 1}), "params": {"hold_s": {}}},
+            "params.hold_s: fixed in model, so a profile cannot set it",
+        ),
         (broken(["coupling"], {"kind": "echo", "pins": []}), "field 'coupling': expected {kind"),
     ],
 )
@@ -276,7 +291,8 @@ def test_profile_sections_describe_pins_params_and_model(tmp_path: Path) -> None
         **VALID,
         "pins": [{"name": "contact", "mcu": "input", "needs": "interrupt", "signal": "pressed"}],
         "params": {
-            "hold_s": {"default": 0.05, "min": 0, "max": 10, "unit": "s", "description": "held"},
+            "hold_s": {"default": 0.2},  # the bumper kind's (models.json), with a default of its own
+            "to_deg": {},  # the kind's, with its default
             "side": {"choices": ["left", "right"], "description": "which side"},
         },
         "model": {"kind": "bumper", "from_deg": -75},
@@ -286,7 +302,8 @@ def test_profile_sections_describe_pins_params_and_model(tmp_path: Path) -> None
     path.write_text(json.dumps(data))
     config = load_device_config(path)
     assert config.pin_of_signal("pressed") == config.pin("contact")
-    assert (config.params["hold_s"].default, config.params["hold_s"].max) == (0.05, 10)
+    assert (config.params["hold_s"].default, config.params["hold_s"].max) == (0.2, 10)
+    assert (config.params["to_deg"].default, config.params["to_deg"].unit) == (75, "deg")
     assert config.params["side"].default is None and config.params["side"].choices == ("left", "right")
     assert config.model is not None and (config.model.kind, dict(config.model.data)) == (
         "bumper",

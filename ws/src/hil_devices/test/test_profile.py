@@ -83,8 +83,7 @@ def test_the_demo_profile_derives_todays_device_set_signal_ids_and_pins() -> Non
     wiring = load_yaml(FIRMWARE / "robot_mcu" / "wiring.yaml", what="wiring")
     assert profile.board == wiring["board"]
     assert mcu_pins(profile) == {key: str(pin).upper() for key, pin in wiring["pins"].items()}
-    schema = profile_telemetry(profile)
-    assert schema is not None and schema.lists == telemetry_schema().lists
+    assert profile_telemetry(profile).lists == telemetry_schema().lists
     assert profile.command.baud == 38400  # robot_mcu's HIL_BAUD, robot_control's baud
     assert profile.firmware.sketch == (FIRMWARE / "robot_mcu").resolve()
 
@@ -124,7 +123,8 @@ def test_the_simulator_sees_poses_mounts_and_resolved_parameters() -> None:
     assert math.isclose(model["sonar_left"].pose.yaw, math.radians(45), abs_tol=1e-4)
     assert front.outputs == ("distance",) and front.inputs == ()
     demo = {device.name: device for device in model_devices(load_profile("demo"))}
-    assert demo["ir"].table["distance_cm"][0] == 15  # the type's data table comes along
+    assert demo["ir"].params["distance_cm"][0] == 15  # the type's data table comes along
+    assert "driver" not in demo["motor_left"].params  # a table entry that is no parameter of its kind
     assert demo["bumper_left"].params["to_deg"] == 75
 
 

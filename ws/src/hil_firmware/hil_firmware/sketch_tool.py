@@ -14,7 +14,10 @@ plus ``--handlers``. ``import`` rewrites thesis configs in our format: ``<name>.
 and, for a handler file, ``<name>.tmpl`` beside it, and names the fields it ignored.
 ``build`` builds any sketch folder as the Arduino IDE does (its tabs, prototypes,
 libraries; ``hil_firmware.core.avr_build``), shows the compiler's warnings, and with
-``--strict`` fails on a warning in the sketch or its ``--libraries``.
+``--strict`` fails on a warning in the sketch or its ``--libraries``. Its size check
+(``avr-size`` against the board): a program that does not fit fails; ``--strict``
+also keeps 10 % of the flash and 25 % of the static RAM (the stack) free; otherwise a
+static RAM above :data:`LOW_MEMORY` of the board's is a warning, as in the IDE.
 Exit status: 0 done, 2 a bad input (the message names the file and key).
 """
 

@@ -34,10 +34,11 @@ from hil_common.errors import HilError
 from hil_common.node_runtime import diagnostic_array, run_node
 from hil_common.parameters import declare_parameters
 from hil_devices.core.defaults import device_library
+from hil_devices.core.profile import load_profile
 from hil_gazebo.core.gz_adapter import DRIVES, GzAdapter, bridged_topics, magnetometers, scanners
 from hil_msgs.msg import Signal, SignalArray
 from hil_sim.core.build import world_path
-from hil_sim.core.robot_model import RobotModel, demo_robot
+from hil_sim.core.robot_model import RobotModel, demo_robot, robot_model_from_profile
 from hil_sim.core.world import load_world
 
 NODE_NAME = "gz_adapter"
@@ -78,6 +79,12 @@ PARAMETERS = (
         max=60.0,
     ),
     ParamSpec("device_configs", [], "Device config files or folders; empty: hil_devices' library."),
+    ParamSpec(
+        "robot",
+        "",
+        "Robot profile (a shipped robot's name, a robot folder or its robot.yaml) whose model Gazebo"
+        " runs (as exported); empty: the demo robot.",
+    ),
 )
 
 
@@ -102,7 +109,13 @@ class GzAdapterNode(Node):
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
         world_file = str(world_path(params.as_str("world")))
-        robot = self.robot or demo_robot(device_library(params.as_strings("device_configs")))
+        library = device_library(params.as_strings("device_configs"))
+        profile = params.as_str("robot")
+        robot = self.robot or (
+            robot_model_from_profile(load_profile(profile, library=library))
+            if profile
+            else demo_robot(library)
+        )
         self.drive = params.as_str("drive")
         self.core = GzAdapter(
             load_world(world_file),

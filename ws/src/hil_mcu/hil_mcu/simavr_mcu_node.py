@@ -18,6 +18,10 @@ and hands it the masters of its ptys:
   emulates on the firmware's I2C bus, opened by the robot's radio module. Empty: no
   bridge answers, the firmware has no radio link.
 
+With ``trace_pins`` (``motor_left.enable,encoder_left.a``: the wiring's names, raw
+pins, UART lines; :mod:`hil_mcu.core.pin_trace`) the harness writes those pins' levels
+to ``trace_file`` as a VCD file timed in AVR cycles, up to ``trace_limit_mb``.
+
 Each hardware UART runs at the baud rate the firmware sets on it. With ``auto_reset``
 (default on, as a real UNO, Nano or Mega through DTR) the first open of
 ``command_port`` by a reader resets the AVR, so the program that opens it sees what
@@ -58,10 +62,15 @@ from hil_common.core.runtime_dir import link_path
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
+from hil_devices.core.defaults import device_library
+from hil_devices.core.profile import RobotProfile, load_profile
+from hil_mcu.core.pin_trace import TRACE_FILE, TRACE_LIMIT_MB, TRACE_LIMIT_RANGE_MB, PinTrace, pin_trace
 from hil_mcu.core.simavr import (
     MAX_BOOT_DELAY_S,
     FirmwareOptions,
     OpenWatch,
+    RobotWiring,
+    SerialLinks,
     SimavrProcess,
     SoftUartSpec,
     build_firmware,
@@ -73,6 +82,9 @@ from hil_mcu.core.simavr import (
     harness,
     load_robot_wiring,
     parse_defines,
+    profile_coupling,
+    profile_firmware,
+    profile_wiring,
     serial_links,
 )
 from hil_mcu.errors import HilMcuError
@@ -134,7 +146,17 @@ PARAMETERS = (
         " empty: no radio link.",
     ),
     ParamSpec("checked", False, "Checked mode on every link (the firmware is built with HIL_CHECKED=1)."),
-    ParamSpec("firmware", "", "Firmware ELF to run; empty: build firmware/robot_mcu for these options."),
+    ParamSpec(
+        "robot",
+        "",
+        "Robot profile (a shipped robot's name, a robot folder or its robot.yaml): the board, the firmware"
+        " (its sketch built with its libraries, defines and strict flag, or its ELF), the pins (coupling)"
+        " and the command UART are its own, and board, wiring, device_set and command_uart are not read;"
+        " empty: those parameters, robot_mcu's firmware.",
+    ),
+    ParamSpec(
+        "firmware", "", "Firmware ELF to run; empty: the robot profile's, or firmware/robot_mcu built."
+    ),
     ParamSpec(
         "firmware_defines",
         [],
@@ -164,6 +186,21 @@ PARAMETERS = (
         "stats_period", 1.0, "Wall seconds between the harness's reports (real time).", min=0.05, max=60.0
     ),
     ParamSpec("build_dir", "", "Where firmware builds are cached; empty: firmware/build/simavr."),
+    ParamSpec(
+        "trace_pins",
+        "",
+        "Pins to trace into a VCD file, comma-separated: the wiring's device.signal or device.pin"
+        " (a device's name: all its pins), raw pins (D9, A0, PB1), UART lines (uart0.tx, uart0.rx);"
+        " empty: no trace.",
+    ),
+    ParamSpec("trace_file", TRACE_FILE, "The pin trace's VCD file (relative: from the working folder)."),
+    ParamSpec(
+        "trace_limit_mb",
+        TRACE_LIMIT_MB,
+        "The pin trace stops, saying so, once its file reaches this many megabytes.",
+        min=TRACE_LIMIT_RANGE_MB[0],
+        max=TRACE_LIMIT_RANGE_MB[1],
+    ),
     CLOCK_TIMEOUT,
 )
 
@@ -176,10 +213,17 @@ class SimavrMcuNode(Node):
         params = declare_parameters(self, PARAMETERS)
         log = self.get_logger()
         self.checked = params.as_bool("checked")
-        self.board = params.as_str("board")
+        robot = params.as_str("robot")
+        #: The robot profile the node runs (None: the board, wiring and device_set parameters).
+        self.profile: RobotProfile | None = (
+            load_profile(robot, library=device_library(params.as_strings("device_configs")))
+            if robot
+            else None
+        )
+        self.board = self.profile.board if self.profile else params.as_str("board")
         links = serial_links(
             self.board,
-            command_uart=params.as_int("command_uart"),
+            command_uart=self.profile.command.uart if self.profile else params.as_int("command_uart"),
             uart_ports=params.as_strings("uart_ports"),
             soft_uart_ports=params.as_strings("soft_uart_ports"),
         )
@@ -199,11 +243,14 @@ class SimavrMcuNode(Node):
         self.auto_reset = params.as_bool("auto_reset")
         #: The bootloader's wait after a reset (None: the board's).
         self.boot_delay = params.as_float("boot_delay") if params.as_float("boot_delay") >= 0 else None
-        layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
-        wiring = load_robot_wiring(params.as_str("wiring"))
-        check_board(wiring, self.board)
-        check_serial_pins(links, wiring)
-        self.coupling = coupling_text(layout, wiring, period=params.as_float("signal_period"))
+        self.coupling, wiring = self._coupling(params, links)
+        #: The pin trace the harness writes, or None.
+        self.trace: PinTrace | None = pin_trace(
+            params.as_str("trace_pins"),
+            wiring,
+            path=params.as_str("trace_file"),
+            limit_mb=params.as_float("trace_limit_mb"),
+        )
         self.executable = harness(progress=log.info)
         self.elf = self._firmware(params)
         self.stats_period = params.as_float("stats_period")
@@ -218,7 +265,7 @@ class SimavrMcuNode(Node):
         self._previous: tuple[float, float, float] | None = None  # wall, avr seconds, dropped
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
-        self._reset_pending = False
+        self._reset_pending = self._trace_cut_told = False
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)
         self.create_service(Trigger, "~/reset", self._on_reset)
         log.info(
@@ -243,20 +290,37 @@ class SimavrMcuNode(Node):
                 self._close_ptys()
                 raise
 
+    def _coupling(self, params: ParamValues, links: SerialLinks) -> tuple[str, RobotWiring]:
+        """The harness's coupling and the wiring: the profile's pins, or the wiring and device_set's."""
+        period = params.as_float("signal_period")
+        if self.profile is not None:
+            wiring = profile_wiring(self.profile)
+            check_serial_pins(links, wiring)
+            return profile_coupling(self.profile, period=period), wiring
+        layout = signal_layout(params.as_str("device_set"), params.as_strings("device_configs"))
+        wiring = load_robot_wiring(params.as_str("wiring"))
+        check_board(wiring, self.board)
+        check_serial_pins(links, wiring)
+        return coupling_text(layout, wiring, period=period), wiring
+
     def _firmware(self, params: ParamValues) -> Path:
-        """The ELF to run: the ``firmware`` parameter's (checked), or robot_mcu built for these options."""
+        """The ELF to run: the ``firmware`` parameter's (checked), the profile's, or robot_mcu built."""
         firmware = params.as_str("firmware")
         if firmware:
             return check_firmware(firmware)
-        options = FirmwareOptions(
-            board=self.board,
-            checked=self.checked,
-            defines=parse_defines(params.as_strings("firmware_defines")),
-        )
+        defines = parse_defines(params.as_strings("firmware_defines"))
         build_dir = params.as_str("build_dir")
-        return build_firmware(
-            options, build_root=Path(build_dir) if build_dir else None, progress=self.get_logger().info
-        )
+        root = Path(build_dir) if build_dir else None
+        if self.profile is not None:
+            return profile_firmware(
+                self.profile,
+                checked=self.checked,
+                defines=defines,
+                build_root=root,
+                progress=self.get_logger().info,
+            )
+        options = FirmwareOptions(board=self.board, checked=self.checked, defines=defines)
+        return build_firmware(options, build_root=root, progress=self.get_logger().info)
 
     def _spawn(self, *, lockstep: bool) -> SimavrProcess:
         return SimavrProcess(
@@ -280,6 +344,7 @@ class SimavrMcuNode(Node):
             executable=self.executable,
             board=self.board,
             on_warning=lambda text: self.get_logger().warning(f"simavr: {text}"),
+            trace=self.trace,
         )
 
     def start(self) -> None:
@@ -369,6 +434,13 @@ class SimavrMcuNode(Node):
     def publish_diagnostics(self) -> None:
         """The harness's counters on ``diagnostics``; WARN while the AVR lags the wall clock."""
         stats = self.stats
+        cut = stats.get("trace_cut_at_s")
+        if cut is not None and self.trace is not None and not self._trace_cut_told:
+            self._trace_cut_told = True
+            self.get_logger().warning(
+                f"pin trace {self.trace.path} reached its size limit of {self.trace.limit_bytes / 1e6:g} MB"
+                f" at {cut:.3f} s of the firmware's time: nothing after that is in it (trace_limit_mb)"
+            )
         wall, avr, dropped = (
             float(stats.get("wall_seconds", 0.0)),
             float(stats.get("avr_seconds", 0.0)),
@@ -396,6 +468,7 @@ class SimavrMcuNode(Node):
             "soft_uart_ports": ", ".join(
                 f"{s.rx}:{s.tx}:{s.baud}:{pair.path}" for s, pair in self.soft_uarts
             ),
+            "trace_file": str(self.trace.path) if self.trace is not None else "",
             "avr_time_per_wall_time": round(ratio, 3),
             **stats,
         }

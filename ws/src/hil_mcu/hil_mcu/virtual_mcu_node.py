@@ -50,7 +50,9 @@ from hil_common.core.runtime_dir import link_path
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
-from hil_mcu.core.virtual_mcu import McuConfig, VirtualMcu
+from hil_devices.core.defaults import device_library
+from hil_devices.core.profile import load_profile
+from hil_mcu.core.virtual_mcu import DEMO_DRIVERS, McuConfig, VirtualMcu, profile_drivers
 
 NODE_NAME = "virtual_mcu"
 
@@ -87,6 +89,13 @@ PARAMETERS = (
     ParamSpec("led_period", 0.5, "Seconds between LED toggles.", min=0.001, max=60.0),
     ParamSpec("signal_period", 0.005, "Seconds between signal frames (5 ms = 200 Hz).", min=0.001, max=1.0),
     ParamSpec(
+        "robot",
+        "",
+        "Robot profile (a shipped robot's name, a robot folder or its robot.yaml): its devices are the"
+        " signal link's, its wheels' drivers are driven, its telemetry lists sent; empty: device_set and"
+        " telemetry_schema, the demo robot's drivers.",
+    ),
+    ParamSpec(
         "device_set",
         "",
         "YAML file listing the devices on the signal link in signal-id order; empty: the demo robot's.",
@@ -112,9 +121,14 @@ class VirtualMcuNode(Node):
         #: Time source of the MCU's timers: the wall clock, or simulated time in lockstep.
         self.clock: Callable[[], float] = time.monotonic
         self._next_report = 0.0
+        robot = params.as_str("robot")
+        library = device_library(params.as_strings("device_configs"))
         config = McuConfig(
-            layout=signal_layout(params.as_str("device_set"), params.as_strings("device_configs")),
-            schema=telemetry_schema(params.as_str("telemetry_schema")),
+            layout=signal_layout(
+                params.as_str("device_set"), params.as_strings("device_configs"), robot=robot
+            ),
+            schema=telemetry_schema(params.as_str("telemetry_schema"), robot=robot),
+            drivers=profile_drivers(load_profile(robot, library=library)) if robot else DEMO_DRIVERS,
             max_command=params.as_int("max_command"),
             telemetry_period=params.as_float("telemetry_period"),
             watchdog_timeout=params.as_float("watchdog_timeout"),

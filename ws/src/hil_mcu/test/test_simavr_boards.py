@@ -30,6 +30,7 @@ def test_harness_pin_table_agrees_with_the_python_board_table(name: str) -> None
     assert (table["first_analog"], table["analog_pins"]) == (spec.first_analog, spec.pins_analog)
     assert table["adc_channels"] >= spec.analog_inputs
     assert table["uarts"] == len(UART_PINS[name])  # the hardware UARTs simavr_mcu may put on ptys
+    assert [tuple(pins) for pins in table["uart_pins"]] == [spec.uarts[n] for n in sorted(spec.uarts)]
     assert table["boot_delay_s"] == {"atmega328p": 1.375, "atmega2560": 1.0}[spec.mcu]  # optiboot, stk500v2
 
 

@@ -151,6 +151,13 @@ def test_reset_service_restarts_the_firmware_and_auto_reset_off_leaves_opens_alo
         (("-p", "soft_uart_ports:=['10:11:fast:bt']"), "baud 'fast': expected a whole number 300..250000"),
         (("-p", "soft_uart_ports:=['10:11']"), "expected RX:TX:BAUD:link"),
         (("-p", "boot_delay:=20.0"), "boot_delay out of range Min: -1.0, Max: 10.0"),
+        (("-p", "trace_pins:=bogus"), "trace_pins: no pin named 'bogus' on this robot"),
+        (("-p", "trace_pins:=light_3"), "A6 of the nano is an analog input only"),
+        (
+            ("-p", "trace_pins:=D9", "-p", "trace_file:=/proc/no/pins.vcd"),
+            "trace_file /proc/no/pins.vcd: cannot",
+        ),
+        (("-p", "trace_limit_mb:=0.0"), "trace_limit_mb out of range"),
     ],
 )
 def test_bad_configuration_exits_2_naming_the_problem(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,11 +22,13 @@ from hil_bridge.core.line_protocol import (
     LineEncoder,
     Telemetry,
 )
-from hil_bridge.core.signal_protocol import Frame, FrameDecoder, FrameEncoder, SignalLayout
+from hil_bridge.core.signal_protocol import Frame, FrameDecoder, FrameEncoder, SignalLayout, profile_layout
 from hil_devices.core.devices import load_device_set
 from hil_devices.core.library import load_device_library
+from hil_devices.core.profile import load_profile
+from hil_devices.core.profile import telemetry_schema as profile_telemetry
 from hil_devices.core.telemetry import TelemetrySchema
-from hil_mcu.core.virtual_mcu import McuConfig, VirtualMcu
+from hil_mcu.core.virtual_mcu import McuConfig, VirtualMcu, WheelDriver, profile_drivers
 from hil_mcu.errors import HilMcuError
 from support import mcu_vectors
 from support.mcu_vectors import replies
@@ -608,7 +611,7 @@ def layout_without(device: str) -> SignalLayout:
 
 
 def test_layout_without_a_motor_is_refused() -> None:
-    with pytest.raises(HilMcuError, match=r"no INPUT signal motor_right\.enable"):
+    with pytest.raises(HilMcuError, match=r"the signal layout has no INPUT signal of motor_right"):
         VirtualMcu(McuConfig(layout=layout_without("motor_right"), schema=SCHEMA))
 
 
@@ -619,10 +622,157 @@ def test_schema_field_without_a_source_is_refused() -> None:
 
 
 def test_schema_field_whose_device_is_missing_is_refused() -> None:
-    with pytest.raises(HilMcuError, match=r"no OUTPUT signal compass\.heading"):
+    with pytest.raises(
+        HilMcuError, match=r"'heading_deg' has no source in this robot's devices \(known: left"
+    ):
         VirtualMcu(McuConfig(layout=layout_without("compass"), schema=SCHEMA))
 
 
 def test_core_does_not_import_rclpy() -> None:
     code = "import sys, hil_mcu.core.virtual_mcu; sys.exit('rclpy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False, timeout=60).returncode == 0
+
+
+# --- any robot profile whose wheels' drivers it can drive -----------------------------------
+
+#: Driver type, its left and right pins (a Mega has room for all), ties, then the inputs a
+#: DRV 255 (full forward) on the left wheel and a DRV -128 (half back) on the right give.
+DRIVER_PROFILES = [
+    (
+        "l298n",
+        ({"ena": 5, "in1": 22, "in2": 23}, {"ena": 6, "in1": 24, "in2": 25}),
+        {},
+        ({"enable": 1024, "a": 1024, "b": 0}, {"enable": 514, "a": 0, "b": 1024}),
+    ),
+    (
+        "l298n",  # ENA jumpered high: PWM on IN1/IN2 (ROSArduinoBridge's wiring)
+        ({"in1": 5, "in2": 6}, {"in1": 9, "in2": 10}),
+        {"ena": "high"},
+        ({"a": 1024, "b": 0}, {"a": 0, "b": 514}),
+    ),
+    (
+        "tb6612fng",
+        ({"pwma": 5, "ain1": 22, "ain2": 23, "stby": 26}, {"pwma": 6, "ain1": 24, "ain2": 25, "stby": 27}),
+        {},
+        ({"pwm": 1024, "in1": 1, "in2": 0, "stby": 1}, {"pwm": 514, "in1": 0, "in2": 1, "stby": 1}),
+    ),
+    (
+        "drv8833",
+        ({"in1": 5, "in2": 6}, {"in1": 9, "in2": 10}),
+        {},
+        ({"in1": 1024, "in2": 0}, {"in1": 0, "in2": 514}),
+    ),
+    ("l9110s", ({"ia": 5, "ib": 6}, {"ia": 9, "ib": 10}), {}, ({"ia": 1024, "ib": 0}, {"ia": 0, "ib": 514})),
+    (
+        "pwm_dir_driver",
+        ({"pwm": 5, "dir": 22}, {"pwm": 6, "dir": 23}),
+        {},
+        ({"pwm": 1024, "dir": 0}, {"pwm": 514, "dir": 1}),
+    ),
+    (
+        "cr_servo_wheel",
+        ({"signal": 22}, {"signal": 23}),
+        {},
+        ({"pulse_us": 2000}, {"pulse_us": 1500 - 500 * 128 / 255}),
+    ),
+]
+
+
+def robot_folder(tmp_path: Path, devices: list[dict[str, Any]], **top: Any) -> Path:
+    """A robot folder: a Mega with ``devices`` and a bumper, a sketch folder of one tab."""
+    (tmp_path / "fw").mkdir()
+    (tmp_path / "fw" / "fw.ino").write_text("void setup() {}\nvoid loop() {}\n")
+    profile = {
+        "name": "test",
+        "board": "mega2560",
+        "firmware": {"sketch": "fw"},
+        "serial": [{"uart": 0, "baud": 38400, "role": "command"}],
+        "brain": "control_loop",
+        "body": {"wheel_radius": 0.033, "track": 0.14, "mass": 0.8, "footprint": {"radius": 0.09}},
+        "devices": [*devices, {"name": "bumper", "type": "limit_switch", "pins": {"pressed": 2}}],
+        **top,
+    }
+    (tmp_path / "robot.yaml").write_text(yaml.safe_dump(profile))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("driver", "pins", "tie", "expected"), DRIVER_PROFILES, ids=[c[0] for c in DRIVER_PROFILES]
+)
+def test_drv_drives_each_wheel_through_its_driver_whatever_its_type(
+    tmp_path: Path, driver: str, pins: tuple[dict[str, int], ...], tie: dict[str, str], expected: Any
+) -> None:
+    devices = [
+        {
+            "name": f"motor_{side}",
+            "type": driver,
+            "pins": wiring,
+            "params": {"wheel": side},
+            **({"tie": tie} if tie else {}),
+        }
+        for side, wiring in zip(("left", "right"), pins, strict=True)
+    ]
+    profile = load_profile(robot_folder(tmp_path, devices), library=LIBRARY)
+    mcu = make(
+        McuConfig(
+            layout=profile_layout(profile),
+            schema=profile_telemetry(profile),
+            drivers=profile_drivers(profile),
+        )
+    )
+    send(mcu, "HBB,1", "DRV255,-128")
+    for side, inputs in zip(("left", "right"), expected, strict=True):
+        got = {name: mcu.pin(f"motor_{side}", name) for name in inputs}
+        assert got == {name: int(value) for name, value in inputs.items()}, side
+
+
+def test_telemetry_lists_name_a_devices_signal(tmp_path: Path) -> None:
+    devices = [
+        {
+            "name": f"motor_{side}",
+            "type": "l298n",
+            "pins": {"ena": pwm, "in1": a, "in2": b},
+            "params": {"wheel": side},
+        }
+        for side, (pwm, a, b) in (("left", (5, 22, 23)), ("right", (6, 24, 25)))
+    ]
+    devices.append({"name": "floor", "type": "line_sensor_analog", "pins": {"ao": "A0"}, "pose": {"x": 0.05}})
+    folder = robot_folder(
+        tmp_path, devices, telemetry={"TL1": ["right", "left"], "TL2": ["floor", "floor_reading"]}
+    )
+    profile = load_profile(folder, library=LIBRARY)
+    layout = profile_layout(profile)
+    mcu = make(McuConfig(layout=layout, schema=profile_telemetry(profile), drivers=profile_drivers(profile)))
+    encoder = FrameEncoder(layout.outputs)
+    mcu.feed_signal(
+        encoder.encode([612.4 if slot.device == "floor" else 0.0 for slot in layout.outputs]), 0.0
+    )
+    mcu.tick(0.1)
+    (line,) = telemetry(lines(mcu.take_command_output()), "TL2")
+    by_name, by_signal = line[3:].split(",")
+    assert by_name == by_signal and abs(int(by_name) - 612) <= 1  # a whole count: the plain codec is lossy
+
+
+def test_a_profile_it_cannot_drive_is_refused_naming_what_it_lacks(tmp_path: Path) -> None:
+    devices = [
+        {
+            "name": f"motor_{side}",
+            "type": "l298n",
+            "pins": {"ena": pwm, "in1": a, "in2": b},
+            "params": {"wheel": side},
+        }
+        for side, (pwm, a, b) in (("left", (5, 22, 23)), ("right", (6, 24, 25)))
+    ]
+    folder = robot_folder(tmp_path, devices, telemetry={"TL2": ["heading_deg"]})
+    profile = load_profile(folder, library=LIBRARY)
+    config = McuConfig(
+        layout=profile_layout(profile), schema=profile_telemetry(profile), drivers=profile_drivers(profile)
+    )
+    with pytest.raises(HilMcuError, match=r"TL2: field 'heading_deg' has no source in this robot's devices"):
+        make(config)
+    with pytest.raises(HilMcuError, match=r"motor_left: it drives no stepper \(it drives: l298n, tb6612fng"):
+        make(
+            config,
+            drivers=(WheelDriver("motor_left", "stepper"), config.drivers[1]),
+            schema=TelemetrySchema({}),
+        )

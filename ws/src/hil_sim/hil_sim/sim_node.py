@@ -9,10 +9,15 @@ silence rule, signals out) and publishes the sensor signals on
 ``joint_states``) and every device's topic (:mod:`hil_sim.sim_topics`: ``range/<name>``,
 ``light/<name>``, ``mag/<name>``, ``imu/<name>``...). ``world/markers`` shows walls,
 boxes, boards (standing or fallen), the floor's markings, the light and each robot's
-LED. With several robots every per-robot topic is under ``robot_<i>/``. Services:
-``reset_world`` (std_srvs/Trigger) and ``teleport`` (hil_msgs/TeleportRobot). The
-robots are the demo robot (:func:`hil_sim.core.robot_model.demo_robot`) unless the
-process that builds the node gives other models (:attr:`SimNode.models`).
+LED. ``hil/scene`` is the live scene (:mod:`hil_sim.core.scene`: the world, the robots,
+their rangers' beams, their paths, the MCU's pins), every ``scene_period`` of
+simulated time and at most ``scene_max_rate`` times a wall second, while someone
+subscribes (a live view, a recorder). With several robots every per-robot topic is
+under ``robot_<i>/``. Services: ``reset_world`` (std_srvs/Trigger) and ``teleport``
+(hil_msgs/TeleportRobot). Each robot is its robot profile's model (``robot``: one
+profile per robot, the last for the rest;
+:func:`hil_sim.core.robot_model.robot_model_from_profile`), the demo robot without one,
+unless the process that builds the node gives other models (:attr:`SimNode.models`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import dataclasses
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from builtin_interfaces.msg import Time
@@ -36,12 +41,14 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from hil_common import qos
-from hil_common.core.loop_timing import DeadlineScheduler
+from hil_common.core.loop_timing import DeadlineScheduler, RateLimit
 from hil_common.core.param_spec import ParamSpec, ParamValues
 from hil_common.errors import HilError
 from hil_common.node_runtime import diagnostic_array, node_thread, run_node
 from hil_common.parameters import declare_parameters
 from hil_devices.core.defaults import device_library
+from hil_devices.core.devices import DeviceConfig
+from hil_devices.core.profile import for_robot, load_profile, robot_entries
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.build import build_simulation, world_path
@@ -49,11 +56,12 @@ from hil_sim.core.cmd_drive import CmdVelDrive
 from hil_sim.core.mcu_port import McuPort
 from hil_sim.core.physics import BACKENDS
 from hil_sim.core.radio import Radio
-from hil_sim.core.robot_model import RobotModel, demo_robot
+from hil_sim.core.robot_model import RobotModel, demo_robot, robot_model_from_profile
+from hil_sim.core.scene import Trails
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose
 from hil_sim.errors import HilSimError
-from hil_sim.sim_markers import world_markers
+from hil_sim.sim_markers import SCENE_TOPIC, SceneMarkers, world_markers
 from hil_sim.sim_radio import SimRadio
 from hil_sim.sim_topics import RobotTopics, stamp_of, yaw_quaternion
 
@@ -64,6 +72,9 @@ YIELD_EVERY_S = 0.001
 CATCH_UP_S = 0.25
 #: Wall seconds between looks at which per-robot topics have subscribers.
 SUBSCRIBER_REFRESH_S = 0.5
+#: Wall seconds at least between the live scenes that carry the unchanged world, when the
+#: scene is paced for a viewer (``scene_max_rate``): the world is most of a scene's cost.
+SCENE_WORLD_GAP_S = 1.0
 
 PARAMETERS = (
     ParamSpec("robots", 1, "Number of robots (one vectorised world).", min=1, max=1000),
@@ -83,6 +94,12 @@ PARAMETERS = (
         max=60.0,
     ),
     ParamSpec("world", "", "World YAML file; empty: worlds/demo.yaml of hil_sim."),
+    ParamSpec(
+        "robot",
+        "",
+        "The robots' profiles (a shipped robot's name, a robot folder or its robot.yaml), comma-separated,"
+        " one per robot, the last for the rest; each robot is its profile's model. Empty: the demo robot.",
+    ),
     ParamSpec(
         "physics",
         "native",
@@ -112,6 +129,22 @@ PARAMETERS = (
         "publish_rate", 50.0, "Ground truth and sensor topics per simulated second.", min=0.1, max=1000.0
     ),
     ParamSpec("marker_period", 0.5, "Seconds of simulated time between world/markers.", min=0.01, max=60.0),
+    ParamSpec(
+        "scene_period",
+        0.1,
+        "Seconds of simulated time between live scenes on hil/scene (published only while someone "
+        "subscribes); the world's walls, boxes and boards go with every marker_period's.",
+        min=0.01,
+        max=60.0,
+    ),
+    ParamSpec(
+        "scene_max_rate",
+        10.0,
+        "Most live scenes per wall second, so a fast lockstep run is not slowed by its viewer; "
+        "0: no limit (a recording keeps every scene_period).",
+        min=0.0,
+        max=1000.0,
+    ),
     ParamSpec(
         "seed", 0, "Seed of every sensor's noise (runs with one seed are identical).", min=0, max=2**31 - 1
     ),
@@ -165,7 +198,7 @@ def simulation(params: ParamValues, models: RobotModel | list[RobotModel] | None
     if hil_robots > robots:
         raise HilSimError(f"hil_robots = {hil_robots} is more than robots = {robots}")
     library = device_library(params.as_strings("device_configs"))
-    chosen = models if models is not None else demo_robot(library)
+    chosen = models if models is not None else profile_models(params.as_str("robot"), robots, library)
     urdf = params.as_str("urdf")
     if urdf:
         each = [chosen] * robots if isinstance(chosen, RobotModel) else chosen
@@ -182,6 +215,22 @@ def simulation(params: ParamValues, models: RobotModel | list[RobotModel] | None
         seed=params.as_int("seed"),
         physics=params.as_str("physics"),
     )
+
+
+def profile_models(text: str, robots: int, library: Mapping[str, DeviceConfig]) -> list[RobotModel]:
+    """Each robot's model, from the profiles ``text`` names (one per robot, the last for the rest).
+
+    Robots of one profile share one model (one group of the simulation); empty
+    ``text``: the demo robot for all.
+
+    Raises:
+        HilError: a profile that does not load, or that the simulator refuses; names it.
+    """
+    entries = robot_entries(text)
+    if not entries:
+        return [demo_robot(library)] * robots
+    models = {entry: robot_model_from_profile(load_profile(entry, library=library)) for entry in entries}
+    return [models[for_robot(entries, robot)] for robot in range(robots)]
 
 
 class SimNode(Node):
@@ -202,6 +251,16 @@ class SimNode(Node):
         self.chunk = max(1, round(params.as_float("physics_rate") / params.as_float("signal_rate")))
         self.publish_every = max(1, round(params.as_float("physics_rate") / params.as_float("publish_rate")))
         self.marker_every = max(1, round(params.as_float("physics_rate") * params.as_float("marker_period")))
+        self.scene_every = max(1, round(params.as_float("physics_rate") * params.as_float("scene_period")))
+        #: The live scene's pace on the wall clock (scene_max_rate; 0: none).
+        self._scene_pace = RateLimit(params.as_float("scene_max_rate"))
+        self._next_world_wall = 0.0
+        #: Whether the next scene takes the world along (the first one, then every marker_period).
+        self._scene_world = True
+        self._scene_boards_down = 0
+        self._scene_markers = SceneMarkers()
+        #: The robots' paths, for the live scene.
+        self.trails = Trails(self.robots)
         self.publish_clock = params.as_bool("publish_clock")
         #: The clock the MCU runs on, on which its silence is measured: the wall clock
         #: (pins arrive at wall pace whatever the rtf), simulated time in lockstep.
@@ -252,6 +311,8 @@ class SimNode(Node):
         self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
         self._clock_listened = self._tf_listened = False
         self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
+        self.scene = self.create_publisher(MarkerArray, SCENE_TOPIC, qos.PUBLISHER)
+        self._scene_listened = False
         self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
         self.create_service(Trigger, "reset_world", self.on_reset)
         self.create_service(TeleportRobot, "teleport", self.on_teleport)
@@ -382,6 +443,8 @@ class SimNode(Node):
         del request
         with self.lock:
             self.sim.reset()
+            self.trails.reset()
+            self._scene_world = True
         response.success = True
         response.message = f"world reset: {self.robots} robot(s) at their starts, all boards standing"
         return response
@@ -474,11 +537,17 @@ class SimNode(Node):
             # usually have nobody to go to; every period that was a third of the publishing.
             self._clock_listened = self.clock.get_subscription_count() > 0
             self._tf_listened = self.tf.get_subscription_count() > 0
+            self._scene_listened = self.scene.get_subscription_count() > 0
         clock_due = self.publish_clock and self._clock_listened
         signals_due = [robot for robot, topics in enumerate(self.topics) if topics.listened(topics.from_sim)]
         state_due = sim.steps % self.publish_every < self.chunk
         markers_due = sim.steps % self.marker_every < self.chunk
-        if not (clock_due or signals_due or state_due or markers_due):
+        trail_due = sim.steps % self.scene_every < self.chunk
+        if trail_due:
+            self.trails.sample(sim.time, sim.x, sim.y)
+        self._scene_world = self._scene_world or markers_due
+        scene_due = self._scene_listened and trail_due and self._scene_pace.allow(now)
+        if not (clock_due or signals_due or state_due or markers_due or scene_due):
             return  # in lockstep most periods: a stamp alone cost a few microseconds
         stamp = stamp_of(sim.time)
         if clock_due:
@@ -493,6 +562,24 @@ class SimNode(Node):
             self.publish_state(stamp)
         if markers_due:
             self.markers.publish(world_markers(sim, stamp))
+        if scene_due:
+            self.publish_scene(stamp, now)
+
+    def publish_scene(self, stamp: Time, now: float) -> None:
+        """The live scene on ``hil/scene``; the world goes with it when due (every marker_period)."""
+        down = self.sim.geometry.boards_down
+        # The world when it changed (a board fell) and every marker_period, for whoever
+        # joins later; paced for a viewer, at most once a SCENE_WORLD_GAP_S of wall time.
+        changed = down != self._scene_boards_down
+        world = changed or (self._scene_world and now >= self._next_world_wall)
+        message = self._scene_markers.message(
+            self.sim, self.trails, stamp, hil_robots=self.hil_robots, world=world
+        )
+        self.scene.publish(message)
+        self._scene_boards_down = down
+        if world:
+            self._scene_world = False
+            self._next_world_wall = now + (SCENE_WORLD_GAP_S if self._scene_pace.rate else 0.0)
 
     def publish_state(self, stamp: Time) -> None:
         """Ground truth and sensors of every robot."""

@@ -10,7 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hil_devices.core.devices import DeviceConfig
 from hil_devices.core.library import load_device_library
+from hil_devices.core.models import model_kinds
+from hil_devices.core.profile import model_params
 from hil_sim.core.build import build_simulation
 from hil_sim.core.devices import KINDS
 from hil_sim.core.devices.imu import GRAVITY
@@ -43,6 +46,34 @@ def sonar(name: str, mount: Mount, **params: Any) -> DeviceSpec:
 def sample(sim: Simulation) -> None:
     """Step to the next sensor sample."""
     sim.step(sim.sensor_every - sim.steps % sim.sensor_every)
+
+
+# --- the kinds' parameters: declared once, in hil_devices' models.json -------------------------
+
+
+def test_every_kind_is_declared_in_models_json_and_every_declared_kind_exists() -> None:
+    assert set(KINDS) == set(model_kinds())
+    for name, cls in KINDS.items():
+        declared = model_kinds()[name]
+        assert set(cls.PARAMS) == set(declared.params) and declared.description == cls.DESCRIPTION
+
+
+@pytest.mark.parametrize(
+    "config", [c for c in LIBRARY.values() if c.model is not None], ids=lambda config: config.name
+)
+def test_every_library_type_gives_its_kind_every_parameter_it_needs(config: DeviceConfig) -> None:
+    assert config.model is not None
+    cls = KINDS[config.model.kind]
+    params = model_params(config, {})
+    wheel = "left" if cls.WHEEL else ""
+    spec = DeviceSpec(config.name, config.model.kind, params=params, wheel=wheel)
+    resolved = cls([spec], robots=1, model=DEMO, where=f"type {config.name}").params[0]  # checks them all
+    needed = [name for name, param in cls.PARAMS.items() if param.default is None]
+    assert all(name in params for name in needed)
+    if resolved.get("beam") == "ir":  # an IR ranger reads through its distance table
+        assert len(resolved["distance_cm"]) >= 2 and len(resolved["voltage_v"]) == len(
+            resolved["distance_cm"]
+        )
 
 
 # --- motor drivers -------------------------------------------------------------------------

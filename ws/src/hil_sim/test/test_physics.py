@@ -7,20 +7,22 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from hil_common.core.paths import share_dir
 from hil_sim.core.build import build_simulation
 from hil_sim.core.motor import MotorBank, MotorParams
 from hil_sim.core.mujoco_physics import BOARD_DOWN_TILT, MujocoPhysics
-from hil_sim.core.physics import BACKENDS
-from hil_sim.core.robot_model import demo_robot
+from hil_sim.core.physics import BACKENDS, NativePhysics
+from hil_sim.core.robot_model import RobotModel, demo_robot
 from hil_sim.core.robot_urdf import robot_urdf
 from hil_sim.core.simulation import Simulation
-from hil_sim.core.world import Board, Pose, WorldConfig, load_world, world_from_mapping
+from hil_sim.core.world import Board, Box, Pose, WorldConfig, load_world, world_from_mapping
 from hil_sim.errors import HilSimError
 
 URDF = share_dir("hil_sim") / "urdf" / "hil_robot.urdf"
@@ -351,3 +353,267 @@ def test_the_current_map_is_the_motors_electrical_step() -> None:
     np.testing.assert_allclose(
         a * bank.current + b - c * bank.speed, bank.step_current(voltage, closed), atol=1e-12
     )
+
+
+# --- native: robots held against something take their blocks at once -----------------
+
+
+class Bounds(NamedTuple):
+    """How far a run with held blocks at once may stray from one stepped one by one."""
+
+    position: float  # m (and rad of yaw)
+    speed: float  # m/s
+    motor_speed: float  # rad/s at the shaft
+    current: float  # A
+    wheel: float  # rad
+
+
+#: A held robot snaps to the fixed point of its contact step once within 1e-6
+#: (relative) of it: the runs then differ by ~1e-11 m, ~1e-7 rad/s, ~1e-10 A at most.
+#: A wrong glide, fixed point or hold is millimetres and rad/s off.
+HELD = Bounds(1e-9, 1e-9, 1e-6, 1e-9, 1e-8)
+#: Leaving a head-on hold: a stalled shaft's speed is rounding noise (~1e-11 rad/s), its
+#: sign picks the direction of Coulomb friction on the first step that moves, one way
+#: in the held state and either way in the steps one by one: up to 2 Tc dt / J of shaft
+#: speed, which decays over the mechanical time constant J / (b + Kt Ke / R) and moves
+#: the robot 2 Tc dt r / (gear (b + Kt Ke / R)), 6.3e-5 m for the demo robot (measured
+#: 6.3e-5 m, 0.34 rad/s, 6.5e-4 A). An extra held block backing off at full power is
+#: millimetres and tens of rad/s.
+MOTOR = MotorParams()
+FRICTION_KICK = (
+    2
+    * MOTOR.coulomb
+    * 0.001
+    * demo_robot().body.wheel_radius
+    / (MOTOR.gear_ratio * (MOTOR.viscous + MOTOR.kt * MOTOR.ke / MOTOR.resistance))
+)
+LEAVING = Bounds(2 * FRICTION_KICK, 1e-3, 1.0, 2e-3, 2 * FRICTION_KICK / demo_robot().body.wheel_radius)
+WALLED = WorldConfig(width=4.0, height=4.0)
+ONE_BOARD = WorldConfig(width=4.0, height=4.0, boards=(Board(0.6, 0.0, math.pi),))
+WIDE_BOARD = WorldConfig(
+    width=4.0, height=4.0, boards=(Board(0.0, 0.0, 0.0, width=0.6, mass=2.0),), push_threshold=1.0
+)
+A_BOX = WorldConfig(width=4.0, height=4.0, boxes=(Box(1.0, 0.0, 0.3, 1.0, 0.0),))
+FULL, BACK, CREEP, COAST = (1024, 1024), (-1024, -1024), (80, 80), (0, 0)
+GEARED = RobotModel(
+    "geared", demo_robot().body, MotorParams(gear_ratio=30.0, resistance=2.0), demo_robot().devices
+)
+
+
+class HeldScene(NamedTuple):
+    """Robots driven into things: (seconds, each robot's signed duties) one after another."""
+
+    world: WorldConfig
+    poses: list[Pose]
+    schedule: list[tuple[float, list[tuple[int, int]]]]
+    rate: float = 1000.0
+    models: list[RobotModel] | None = None
+    bounds: Bounds = HELD
+
+
+HELD_SCENES = {
+    "head-on into a wall": HeldScene(WALLED, [Pose(1.6, 0.0, 0.0)], [(3.0, [FULL])]),
+    "sliding along a wall": HeldScene(WALLED, [Pose(1.4, -1.0, math.radians(60))], [(3.0, [FULL])]),
+    "into a corner": HeldScene(WALLED, [Pose(1.6, 1.6, math.pi / 4)], [(2.0, [FULL])]),
+    "backing into a wall": HeldScene(WALLED, [Pose(1.6, 0.0, math.pi)], [(2.0, [BACK])]),
+    "coasting to rest at a wall": HeldScene(WALLED, [Pose(1.6, 0.0, 0.0)], [(1.0, [FULL]), (1.5, [COAST])]),
+    "turning away from a wall": HeldScene(
+        WALLED, [Pose(1.6, 0.0, 0.0)], [(1.0, [FULL]), (1.0, [(-1024, 1024)])]
+    ),
+    "off a slide along a wall": HeldScene(
+        WALLED, [Pose(1.4, -1.0, math.radians(60))], [(2.0, [FULL]), (1.0, [BACK])]
+    ),
+    "backing off a wall": HeldScene(
+        WALLED, [Pose(1.6, 0.0, 0.0)], [(1.0, [FULL]), (1.0, [BACK])], bounds=LEAVING
+    ),
+    "creeping into a board": HeldScene(ONE_BOARD, [Pose(0.45, 0.0, 0.0)], [(3.0, [CREEP])]),
+    "two robots pressing one board": HeldScene(
+        WIDE_BOARD, [Pose(-0.4, 0.0, 0.0), Pose(0.4, 0.0, math.pi)], [(2.0, [FULL, FULL])]
+    ),
+    "along a box's side and round its corner": HeldScene(
+        A_BOX, [Pose(0.55, 0.0, math.radians(60))], [(4.0, [FULL])], rate=200.0
+    ),
+    "along a wall into the corner at 200 Hz": HeldScene(
+        WALLED, [Pose(1.7, 1.2, math.radians(60))], [(5.0, [FULL])], rate=200.0
+    ),
+    "two models pressing walls": HeldScene(
+        WALLED,
+        [Pose(1.6, 0.0, 0.0), Pose(-1.6, 0.0, math.pi)],
+        [(2.0, [FULL, (700, 700)])],
+        models=[demo_robot(), GEARED],
+    ),
+}
+
+
+def drive_robot(sim: Simulation, robot: int, left: float, right: float) -> None:
+    """Robot ``robot``'s motors at these signed enable duties (-1024..1024)."""
+    for side, duty in (("left", left), ("right", right)):
+        sim.set_input(f"motor_{side}.enable", abs(duty), [robot])
+        sim.set_input(f"motor_{side}.a", float(duty > 0), [robot])
+        sim.set_input(f"motor_{side}.b", float(duty < 0), [robot])
+
+
+def native(sim: Simulation) -> NativePhysics:
+    """The simulation's native engine."""
+    assert isinstance(sim.physics, NativePhysics)
+    return sim.physics
+
+
+def state(sim: Simulation) -> dict[str, npt.NDArray[np.float64]]:
+    """Everything a held block sets, by :class:`Bounds` field (and the switches and boards)."""
+    return {
+        "position": np.concatenate([sim.x, sim.y, sim.yaw]),
+        "speed": sim.v.copy(),
+        "motor_speed": sim.motors.speed.ravel().copy(),
+        "current": sim.motors.current.ravel().copy(),
+        "wheel": sim.wheel_angle.ravel().copy(),
+        "switches": np.concatenate([sim.bumpers.ravel(), sim.geometry.standing]).astype(float),
+    }
+
+
+def held_scene(
+    scene: HeldScene, *, steady: bool
+) -> tuple[Simulation, list[dict[str, npt.NDArray[np.float64]]]]:
+    """``scene`` with held blocks at once (``steady``) or all steps in contact one by one.
+
+    Returns the simulation and its state every 0.1 s.
+    """
+    sim = build_simulation(scene.world, robots=len(scene.poses), physics_rate=scene.rate, models=scene.models)
+    native(sim).steady_contacts = steady
+    for robot, pose in enumerate(scene.poses):
+        sim.teleport(robot, pose)
+    trace = []
+    for seconds, duties in scene.schedule:
+        for robot, (left, right) in enumerate(duties):
+            drive_robot(sim, robot, left, right)
+        for _ in range(round(seconds * 10)):
+            sim.step(round(scene.rate / 10))
+            trace.append(state(sim))
+    return sim, trace
+
+
+def assert_close(
+    fast: dict[str, npt.NDArray[np.float64]],
+    slow: dict[str, npt.NDArray[np.float64]],
+    bounds: Bounds,
+    when: str,
+) -> None:
+    """The two runs' states within ``bounds``, switches and boards alike."""
+    for name, bound in bounds._asdict().items():
+        np.testing.assert_allclose(fast[name], slow[name], rtol=0, atol=bound, err_msg=f"{name} at {when}")
+    np.testing.assert_array_equal(fast["switches"], slow["switches"], err_msg=f"bumpers or boards at {when}")
+
+
+@pytest.mark.parametrize("name", list(HELD_SCENES))
+def test_a_held_robot_takes_its_blocks_at_once_and_goes_where_its_steps_would(name: str) -> None:
+    scene = HELD_SCENES[name]
+    fast, fast_trace = held_scene(scene, steady=True)
+    slow, slow_trace = held_scene(scene, steady=False)
+    for k, (a, b) in enumerate(zip(fast_trace, slow_trace, strict=True)):
+        assert_close(a, b, scene.bounds, f"{(k + 1) / 10:.1f} s")
+    assert native(fast).exact_steps < native(slow).exact_steps
+
+
+def test_a_robot_pushing_a_wall_is_stepped_one_by_one_only_while_it_settles() -> None:
+    sim = build_simulation(WALLED)
+    sim.teleport(0, Pose(1.6, 0.0, 0.0))
+    drive(sim, 1024, 1024)
+    sim.step(10_000)
+    assert sim.x[0] == pytest.approx(2.0 - demo_robot().body.body_radius, abs=1e-9)
+    assert sim.bumpers[0].all()
+    assert native(sim).exact_steps < 200  # of 10000: the hit and the motors settling
+
+
+def knocked_under_a_held_robot(
+    *, steady: bool, block: int, steady_at_fall: bool | None = None
+) -> tuple[float, dict[str, npt.NDArray[np.float64]]]:
+    """Robot 0 presses a board at full power, held there; robot 1 charges the board from behind.
+
+    Robot 0 starts 0.1 mm from the board, so it meets it slower than the push
+    threshold. The simulation steps ``block`` steps at a time until the board falls
+    (held blocks at once while it does if ``steady``; from then on if ``steady_at_fall``,
+    default the same). Returns robot 0's speed 3 ms after the fall (it went on from the
+    step after the fall: ~0.007 m/s more each step), and the state 0.5 s later.
+    """
+    sim = build_simulation(WorldConfig(width=4.0, height=4.0, boards=(Board(0.0, 0.0, 0.0),)), robots=2)
+    native(sim).steady_contacts = steady
+    face = -0.01 - demo_robot().body.body_radius
+    sim.teleport(0, Pose(face - 1e-4, 0.0, 0.0))
+    sim.teleport(1, Pose(0.5, 0.0, math.pi))
+    drive_robot(sim, 0, *FULL)
+    drive_robot(sim, 1, *COAST)
+    sim.step(300)
+    assert sim.geometry.standing[0] and sim.x[0] == pytest.approx(face, abs=1e-9)
+    drive_robot(sim, 1, *FULL)
+    while sim.geometry.standing[0]:
+        sim.step(block)
+    native(sim).steady_contacts = steady if steady_at_fall is None else steady_at_fall
+    sim.step(3)
+    speed = float(sim.v[0])
+    sim.step(500)
+    assert sim.x[0] > face + 0.1  # it went on through where the board stood
+    return speed, state(sim)
+
+
+#: How the run with held blocks goes up to the board's fall: (block, steady up to the fall).
+KNOCKS = {
+    "blocks across the fall": (7, True),
+    "the fall ending a block": (1, True),
+    "stepped one by one at the fall": (1, False),
+}
+
+
+@pytest.mark.parametrize("how", list(KNOCKS))
+def test_a_board_knocked_down_under_a_held_robot_frees_it_at_that_step(how: str) -> None:
+    block, steady = KNOCKS[how]
+    speed, fast = knocked_under_a_held_robot(steady=steady, block=block, steady_at_fall=True)
+    speed_slow, slow = knocked_under_a_held_robot(steady=False, block=block)
+    # Each step of full power adds ~0.007 m/s; the friction's direction on the first free
+    # step (LEAVING) ~6e-4 m/s.
+    assert speed_slow > 0.01
+    assert speed == pytest.approx(speed_slow, abs=2e-3)
+    assert_close(fast, slow, LEAVING, "0.5 s after")
+
+
+def corner_board_knocked(*, steady: bool) -> dict[str, npt.NDArray[np.float64]]:
+    """Robot 0 presses into the corner of a wall and a board; robot 1 knocks the board down.
+
+    Up to the fall every step is one by one; from the step after it, held blocks are
+    taken at once if ``steady``. Returns the state 1 s after the fall.
+    """
+    board = Board(1.94, 0.0, math.pi / 2)  # from the wall at x = 2 (1 cm gap), faces +-y
+    sim = build_simulation(WorldConfig(width=4.0, height=4.0, boards=(board,)), robots=2)
+    native(sim).steady_contacts = False
+    sim.teleport(0, Pose(1.91, 0.1, -math.pi / 3))  # in the corner, mostly into the board
+    sim.teleport(1, Pose(1.91, -0.5, math.pi / 2))
+    drive_robot(sim, 0, *FULL)
+    drive_robot(sim, 1, *COAST)
+    sim.step(300)
+    assert sim.geometry.standing[0] and (sim.x[0], sim.y[0]) == pytest.approx((1.91, 0.1), abs=1e-9)
+    drive_robot(sim, 1, *FULL)
+    while sim.geometry.standing[0]:
+        sim.step(1)
+    native(sim).steady_contacts = steady
+    sim.step(1000)
+    assert sim.y[0] < 0.1 - 0.01  # sliding down the wall where the board stood
+    return state(sim)
+
+
+def test_a_board_knocked_down_in_a_robots_corner_lets_it_slide_on() -> None:
+    """A robot stepped one by one in the step its board falls is not held by what is gone."""
+    assert_close(corner_board_knocked(steady=True), corner_board_knocked(steady=False), LEAVING, "1 s after")
+
+
+def test_a_held_robot_teleported_away_drives_off() -> None:
+    runs = []
+    for steady in (True, False):
+        sim = build_simulation(WALLED)
+        native(sim).steady_contacts = steady
+        sim.teleport(0, Pose(1.6, 0.0, 0.0))
+        drive(sim, 1024, 1024)
+        sim.step(2000)
+        sim.teleport(0, Pose(0.0, 0.0, math.pi / 2))
+        sim.step(700)
+        runs.append(state(sim))
+    assert runs[0]["position"][1] > 0.3  # driving up, away from the wall
+    assert_close(runs[0], runs[1], HELD, "0.7 s after the teleport")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from hil_common.errors import HilError
 from hil_sim.core.build import build_simulation
 from hil_sim.core.device_set import DeviceSet
 from hil_sim.core.devices import check_model
@@ -49,8 +50,10 @@ def test_the_demo_robot_has_the_devices_of_its_signal_link_in_order() -> None:
     assert (devices.uniforms, devices.normals) == (14, 4)
 
 
-def test_the_demo_robot_needs_the_librarys_tables() -> None:
-    with pytest.raises(HilSimError, match="'sharp_ir'"):
+def test_the_demo_robot_is_its_profile_over_the_library_given() -> None:
+    with pytest.raises(
+        HilError, match=r"robots/demo/robot.yaml: devices\[0\]\.type: unknown device type 'dc_motor'"
+    ):
         demo_robot({})
 
 

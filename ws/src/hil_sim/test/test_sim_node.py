@@ -21,11 +21,12 @@ from visualization_msgs.msg import MarkerArray
 
 from hil_common import qos
 from hil_common.core.param_spec import yaml_defaults
+from hil_devices.core.defaults import device_library
 from hil_msgs.msg import Signal, SignalArray
 from hil_msgs.srv import TeleportRobot
 from hil_sim.core.devices.imu import Imu as ImuKind
 from hil_sim.core.robot_model import DeviceSpec, Mount, RobotModel
-from hil_sim.sim_node import NODE_NAME, PARAMETERS, SimNode
+from hil_sim.sim_node import NODE_NAME, PARAMETERS, SimNode, profile_models
 from support.ros_probe import RosProbe
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
@@ -286,3 +287,12 @@ def test_every_device_of_any_robot_model_has_its_topic(probe: RosProbe) -> None:
     finally:
         node.stop()
         node.destroy_node()
+
+
+def test_each_robot_is_its_profiles_model_the_last_for_the_rest() -> None:
+    library = device_library()
+    models = profile_models("demo,line_follower", 3, library)
+    assert [m.name for m in models] == ["demo", "line_follower", "line_follower"]
+    assert models[1] is models[2]  # one model: one group of the simulation
+    assert [d.kind for d in models[1].of_kind("line")] == ["line"] * 3
+    assert [m.name for m in profile_models("", 2, library)] == ["demo", "demo"]

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from hil_common.errors import HilError
 from hil_devices.core.library import load_device_library
 from hil_sim.core.build import build_simulation, grid_starts
 from hil_sim.core.motor import MotorParams
@@ -217,9 +218,9 @@ def test_bad_world_path_raises_naming_it(tmp_path: Path) -> None:
     assert str(path) in str(info.value)
 
 
-def test_missing_device_table_raises() -> None:
+def test_a_library_without_a_type_of_the_demo_robot_is_refused() -> None:
     library = {name: config for name, config in LIBRARY.items() if name != "sharp_ir"}
-    with pytest.raises(HilSimError, match="sharp_ir"):
+    with pytest.raises(HilError, match="unknown device type 'sharp_ir'"):
         build_simulation(ARENA, library=library)
 
 

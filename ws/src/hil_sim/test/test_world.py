@@ -626,3 +626,15 @@ def test_the_line_world_is_a_closed_track() -> None:
     assert world.markings and not world.boards
     xs, ys = zip(*(p for m in world.markings for p in zip(*marking_outline(m), strict=True)), strict=True)
     assert max(np.hypot(xs, ys)) < world.width / 2
+
+
+def test_to_segments_gives_every_solid_segment_its_distance_and_foot() -> None:
+    geometry = WorldGeometry(WorldConfig(width=4.0, height=4.0, boards=(Board(1.0, 0.0, 0.0),)))
+    geometry.standing[0] = False
+    dist, nearest, along, segments = geometry.to_segments(np.array([[1.5, 1.0]]))
+    assert segments.tolist() == [0, 1, 2, 3]  # the walls: the fallen board's four are gone
+    start, end = geometry.start[segments], geometry.end[segments]
+    np.testing.assert_allclose(nearest[0], start + along[0][:, None] * (end - start), atol=1e-12)
+    np.testing.assert_allclose(dist[0], np.hypot(*(np.array([1.5, 1.0]) - nearest[0]).T), atol=1e-12)
+    assert sorted(dist[0].tolist()) == pytest.approx([0.5, 1.0, 3.0, 3.5])
+    assert geometry.closest(np.array([[1.5, 1.0]]))[0][0] == pytest.approx(0.5)

@@ -14,8 +14,10 @@ time, stopped at teardown. Its options come from the ``hil`` marker (the fields 
 
 The session offers ``goto``, ``step`` (a motor step with its first-order fit),
 ``wait_until``, ``inject_fault`` (needs ``faults=True``), ``run``, ``hold_cmd_vel``,
-``command``, and reads ``sim``, ``pose``, ``telemetry``, ``failsafes``. Without a
-marker the run is MANUAL in the demo world with the virtual MCU.
+``command``, and reads ``sim``, ``pose``, ``telemetry``, ``failsafes``; with a robot
+whose brain is ``none`` (``robot="rab_style"``, or a robot folder relative to the test
+file) ``serial`` is the firmware's command UART. Without a marker the run is MANUAL in
+the demo world with the virtual MCU.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def session_options(marker_options: dict[str, Any], *, base: Path) -> tuple[Any,
     """
     from hil_bringup.core.graph import GraphOptions  # noqa: PLC0415
     from hil_bringup.core.options import on  # noqa: PLC0415
+    from hil_bringup.core.robots import resolve_robots  # noqa: PLC0415
+    from hil_common.errors import HilError  # noqa: PLC0415
     from hil_sim.core.world import Pose  # noqa: PLC0415
     from hil_testing.core.scenario import resolve_world  # noqa: PLC0415
     from hil_testing.errors import HilTestingError  # noqa: PLC0415
@@ -66,6 +70,11 @@ def session_options(marker_options: dict[str, Any], *, base: Path) -> tuple[Any,
         options.setdefault("fault_drop", 0.0)
         options.setdefault("fault_corrupt", 0.0)
     options["world"] = resolve_world(str(options.get("world", "")), base=base, source="@pytest.mark.hil")
+    if "robot" in options:  # a robot folder relative to the test file, or a shipped robot's name
+        try:
+            options["robot"] = resolve_robots(str(options["robot"]), base=base)
+        except HilError as exc:
+            raise HilTestingError(f"@pytest.mark.hil: robot = {exc}") from None
     pose = None
     if start is not None:
         try:

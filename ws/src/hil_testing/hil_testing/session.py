@@ -29,6 +29,7 @@ from std_msgs.msg import String
 from hil_bridge.core.faults import FaultModel
 from hil_bridge.core.line_protocol import Telemetry
 from hil_bringup.core.graph import GraphOptions
+from hil_bringup.core.serial_port import SerialPort
 from hil_bringup.graph_runner import GraphRunner
 from hil_common.errors import HilError
 from hil_sim.core.world import Pose
@@ -72,7 +73,8 @@ class HilSession:
         try:
             if start is not None:
                 self.runner.sim.sim.teleport(0, start)
-            self.runner.loop.telemetry_taps.append(self._on_telemetry)
+            if self.runner.chains[0].loop is not None:
+                self.runner.loop.telemetry_taps.append(self._on_telemetry)
             self.runner.input_feeds.append(self._feed)
             self.runner.start()
         except BaseException:
@@ -104,6 +106,16 @@ class HilSession:
         gear = sim.models[0].motor.gear_ratio
         left, right = sim.motors.speed[0]
         return float(left) / gear, float(right) / gear
+
+    @property
+    def serial(self) -> SerialPort | None:
+        """Brain none: robot 0's command UART, your program's end of it, taken at the period.
+
+        ``write(bytes)`` reaches the firmware in the next period, ``read()`` returns what it
+        sent up to the last one (:class:`hil_bringup.core.serial_port.SerialPort`). None
+        with a control loop (the loop owns the UART).
+        """
+        return self.runner.serial
 
     @property
     def failsafes(self) -> list[str]:
@@ -170,7 +182,9 @@ class HilSession:
     def _feed(self, now: float) -> None:
         for hook in self.input_hooks:
             hook(now)
-        loop = self.runner.loop
+        loop = self.runner.chains[0].loop
+        if loop is None:
+            return  # brain none: no loop takes operator input (the UART is hil.serial)
         while self._commands:
             loop.on_robot_command(String(data=self._commands.popleft()))
         if self.twist_source is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,12 +72,35 @@ def test_marker_options_become_graph_options_in_lockstep(tmp_path: Path) -> None
         ({"rtf": 1.0}, "unknown option(s) ['rtf']"),
         ({"start": (1.0,)}, "start = (1.0,) is not (x, y, yaw)"),
         ({"world": "moon"}, "'moon' is not a world of hil_sim"),
+        ({"robot": "moon"}, "robot = robot 'moon': no such file or folder, nor a shipped robot"),
+        (
+            {"robot": "demo", "brain": "thinking"},
+            "brain = 'thinking' is not one of profile, control_loop, none",
+        ),
     ],
 )
 def test_a_bad_marker_option_is_named(marker: dict[str, object], message: str, tmp_path: Path) -> None:
     with pytest.raises(HilError) as info:
         session_options(marker, base=tmp_path)
     assert message in str(info.value)
+
+
+def test_a_markers_robot_folder_is_relative_to_the_test_file(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "ws" / "src" / "hil_robots" / "robots" / "rab_style", tmp_path / "mine")
+    options, _ = session_options({"robot": "mine"}, base=tmp_path)
+    assert options.robot == str((tmp_path / "mine" / "robot.yaml").resolve())
+    assert options.brain_of(0) == "none"
+
+
+@pytest.mark.ros
+def test_a_session_on_a_robot_with_brain_none_has_its_serial_port(tmp_path: Path) -> None:
+    options, _ = session_options({"robot": "rab_style", "mcu": "simavr", "world": "empty"}, base=tmp_path)
+    with HilSession(options) as hil:
+        assert hil.serial is not None and hil.serial.baud == 57600
+        hil.run(0.2)
+        hil.serial.write(b"o 120 120\r")
+        hil.run(1.0)
+        assert hil.serial.read() == b"OK\r\n" and hil.sim.v[0] > 0.1
 
 
 @pytest.mark.ros

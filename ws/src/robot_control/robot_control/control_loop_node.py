@@ -98,7 +98,18 @@ PARAMETERS = (
         max=600.0,
     ),
     ParamSpec("refresh_frames", 10, "Frames after which an unchanged DRV is sent again.", min=1, max=10000),
-    ParamSpec("telemetry_schema", "", "Telemetry schema YAML; empty: hil_devices' config/telemetry.yaml."),
+    ParamSpec(
+        "telemetry_schema",
+        "",
+        "Telemetry schema YAML; empty: the robot profile's telemetry lists, or without one hil_devices'"
+        " config/telemetry.yaml.",
+    ),
+    ParamSpec(
+        "robot",
+        "",
+        "Robot profile (a shipped robot's name, a robot folder or its robot.yaml) whose telemetry lists"
+        " the loop decodes (its telemetry:, else TL1 only); empty: telemetry_schema.",
+    ),
     ParamSpec(
         "device_configs", [], "Device config files or folders (photoresistor table); empty: hil_bridge's."
     ),
@@ -139,7 +150,7 @@ class ControlLoopNode(Node):
             raise RobotControlError(
                 f"{NODE_NAME}: mcu_heartbeat_timeout must be longer than mcu_heartbeat_period"
             )
-        schema = telemetry_schema(params.as_str("telemetry_schema"))
+        schema = telemetry_schema(params.as_str("telemetry_schema"), robot=params.as_str("robot"))
         library = device_library(params.as_strings("device_configs"))
         if "photoresistor" not in library:
             raise RobotControlError(

@@ -144,7 +144,8 @@ def test_loop_drives_the_virtual_mcu_handles_the_station_and_survives_an_mcu_res
 
     # A new MCU at the same path: the same loop process picks it up again.
     spawn(mcu_command(tmp_path), name="mcu2")
-    probe.wait_for(lambda: (m := mcu_link(probe)) is not None and m.alive, timeout=20.0, what="MCU link back")
+    # Generous: the new MCU process imports rclpy first, which takes seconds on a loaded machine.
+    probe.wait_for(lambda: (m := mcu_link(probe)) is not None and m.alive, timeout=60.0, what="MCU link back")
     probe.wait_for(lambda: reports([right, left]), timeout=20.0, what="driving again after the restart")
     assert loop.poll() is None, "the loop must not have restarted"
 

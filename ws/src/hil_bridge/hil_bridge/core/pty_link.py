@@ -349,6 +349,17 @@ class PtyPair:
         self.owed = OwedBytes(written, self.bytes_read)
         self._emptied = False  # bytes written before the pairing are not counted: read them
 
+    def user_end(self) -> int:
+        """A new descriptor of the user's side (the slave), non-blocking, that is no new open.
+
+        It shares the pty's own slave descriptor, opened before any watch of opens
+        (:class:`hil_mcu.core.simavr.OpenWatch`): the user it serves counts as connected
+        since power-on, so it resets no MCU. The caller closes it.
+        """
+        fd = os.dup(self._slave_fd)
+        os.set_blocking(fd, False)
+        return fd
+
     def write(self, data: bytes) -> int:
         """Write to the user without blocking; returns how many bytes the tty took."""
         try:

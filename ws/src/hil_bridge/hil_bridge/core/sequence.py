@@ -1,4 +1,4 @@
-"""Sequence numbers of checked mode, one direction of a link (DESIGN.md "Line protocol").
+"""Sequence numbers of checked mode, one direction of a link (DESIGN.md "Sequence rule").
 
 Both checked protocols number what they send, per direction: lines with 16 bits,
 signal frames with 8. A receiver takes a number at or ahead of the one it expects

@@ -10,6 +10,7 @@ tasks; a scenario can plug in its own predicate.
 * ``light``: robot 0's centre is within the light's ``reference_distance``, where a
   photoresistor facing it reads full scale (the light behaviour stops about 0.37 m
   from the demo world's light, whose reference distance is 0.5 m).
+* ``swarm``: every HIL robot is within :data:`GATHER_RADIUS` (1 m) of the light.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ def swarm_gathered(sim: Simulation, robots: int | None = None) -> bool:
 
 
 TASKS: dict[str, DonePredicate] = {"boards": all_boards_down, "light": light_reached, "swarm": swarm_gathered}
+#: Each task in words (the run report's pictures name it).
+TASK_TEXT = {
+    "boards": "every board down",
+    "light": "robot 0 within the light's reference distance",
+    "swarm": f"every HIL robot within {GATHER_RADIUS:g} m of the light",
+}
 
 
 def task_done(behaviour: str) -> DonePredicate:

@@ -17,6 +17,7 @@ from hil_gazebo.core.gz_adapter import (
     MODEL_NAME,
 )
 from hil_gazebo.core.sdf import export, gz_sim_arguments, world_path
+from hil_sim.core.robot_model import robot_model_from_profile
 
 #: gazebo.launch.py's own arguments (beside sim.launch.py's): name -> (default, description, choices).
 LAUNCH_ARGUMENTS: dict[str, tuple[str, str, list[str] | None]] = {
@@ -71,12 +72,17 @@ def gazebo_graph(
         raise HilBringupError(f"hil_robots = {options.hil_robots}: the Gazebo graph has one HIL robot")
     world = options.world or "demo"
     folder = Path(export_dir) if export_dir else Path(options.link_folder) / "gazebo"
-    files = export(world, folder, drive=drive, rtf=options.rtf)
+    robot = robot_model_from_profile(options.profile(0))
+    files = export(world, folder, drive=drive, rtf=options.rtf, robot=robot)
     nodes, processes = describe(options)
     sim = next(node for node in nodes if node.name == "sim")
     adapter = package_defaults("hil_gazebo", "gz_adapter")
     adapter.update(
-        world=str(world_path(world)), drive=drive, seed=options.seed, use_sim_time=options.use_sim_time
+        world=str(world_path(world)),
+        drive=drive,
+        seed=options.seed,
+        use_sim_time=options.use_sim_time,
+        robot=str(options.profile(0).source),
     )
     ns = options.namespace
     nodes = [node for node in nodes if node is not sim]

@@ -34,12 +34,16 @@ from typing import Any
 
 from hil_bridge.core.faults import FaultModel
 from hil_bringup.core.options import check, on, option, options_of
+from hil_bringup.core.robots import profile_of, resolve_robots, robot_profiles
 from hil_bringup.errors import HilBringupError
 from hil_common.core.config_file import load_yaml
 from hil_common.core.param_spec import yaml_defaults
 from hil_common.core.paths import share_dir
 from hil_common.core.runtime_dir import private_dir, runtime_root
 from hil_common.errors import HilError
+from hil_devices.core.profile import RobotProfile
+from hil_mcu.core.pin_trace import TRACE_FILE, TRACE_LIMIT_MB, TRACE_LIMIT_RANGE_MB
+from robot_control.core.behaviours import BEHAVIOURS as AUTO_BEHAVIOURS
 
 MCU_KINDS = ("virtual", "simavr", "serial")
 #: The simulator's physics backends (hil_sim.core.physics.BACKENDS; not imported: launch
@@ -47,8 +51,10 @@ MCU_KINDS = ("virtual", "simavr", "serial")
 PHYSICS = ("native", "mujoco")
 #: The node that plays the MCU, by kind (a real MCU has none).
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
+#: Who talks to the firmware on its command UART; ``profile``: the robot profile's ``brain``.
+BRAINS = ("profile", "control_loop", "none")
 #: The control loop's behaviours; ``manual`` (spelt ``""`` too) drives on cmd_vel.
-BEHAVIOURS = ("manual", "boards", "light", "swarm")
+BEHAVIOURS = ("manual", *AUTO_BEHAVIOURS)
 
 
 def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
@@ -99,6 +105,27 @@ class GraphOptions:
     pytest marker's keywords are made from these declarations.
     """
 
+    robot: str = option(
+        "demo",
+        "The robot (its profile): a shipped robot's name (demo, rab_style, line_follower, "
+        "sonar_servo_avoider) or a robot folder or robot.yaml of your own; robots of different "
+        "profiles: comma-separated, one per robot, the last for the rest (demo,rab_style).",
+        reaches=("sim.robot",),
+    )
+    brain: str = option(
+        "profile",
+        "Who talks to the firmware on its command UART: control_loop (the DRV/HBB protocol) or "
+        "none (no control loop: the firmware owns its UART, a pty at a printed path for your own "
+        "program, at the firmware's baud rate); profile: the robot profile's brain.",
+        choices=BRAINS,
+        aliases={"": "profile"},
+    )
+    uart_link: str = option(
+        "",
+        "brain none: the path of the firmware's command UART, the pty your program opens; empty: "
+        "mcu_command in the run's link folder (printed).",
+        surfaces=("launch", "cli"),
+    )
     robots: int = option(
         1,
         "Number of simulated robots (those past hil_robots follow robot_<i>/cmd_vel).",
@@ -222,13 +249,6 @@ class GraphOptions:
         "Serial device of the bridge board's signal link; empty: the simulated MCU's pty.",
         surfaces=("launch",),
     )
-    command_baud: int = option(
-        38400,
-        "Baud rate of the command link (the MCU's UART).",
-        minimum=300,
-        maximum=2_000_000,
-        surfaces=(),
-    )
     signal_baud: int = option(
         115200,
         "Baud rate of the signal link (the bridge board's UART).",
@@ -241,18 +261,58 @@ class GraphOptions:
         "Record every topic and the raw wire traffic to this rosbag2 (MCAP) path; empty: off.",
         surfaces=("launch", "cli"),
     )
+    live: bool = option(
+        False,
+        "Serve the run live over the Foxglove WebSocket protocol (live_view) for the Foxglove app or "
+        "Lichtblick: the scene (arena, boards, robots with their sensor beams, paths, LEDs, the MCU's "
+        "pins) and every topic of the graph, at ws://<live_host>:<live_port>.",
+        surfaces=("launch", "cli"),
+    )
+    live_port: int = option(
+        8765,
+        "live: the live view's WebSocket port; 0: any free port (printed).",
+        minimum=0,
+        maximum=65535,
+        surfaces=("launch", "cli"),
+    )
+    live_host: str = option(
+        "127.0.0.1",
+        "live: the address the live view listens on: 127.0.0.1 this machine only, 0.0.0.0 every "
+        "network interface (anyone who reaches it sees the run).",
+        surfaces=("launch", "cli"),
+    )
     firmware: str = option(
         "",
-        "mcu simavr: the firmware ELF to run; empty: robot_mcu built (cached) for this run.",
+        "mcu simavr: the firmware ELF to run; empty: the profile's (its sketch built, cached, or its ELF).",
         reaches=("simavr_mcu.firmware",),
     )
     auto_reset: bool = option(
         False,
-        "mcu simavr: the control loop's open of the command pty resets the firmware, as DTR does on"
-        " a UNO, Nano or Mega (simavr_mcu's auto_reset); off for the demo robot, whose runs start with"
-        " the firmware running.",
-        reaches=("simavr_mcu.auto_reset",),
+        "mcu simavr, brain control_loop: the control loop's open of the command pty resets the firmware,"
+        " as DTR does on a UNO, Nano or Mega; off by default, so a run starts with the firmware running."
+        " With brain none the profile's auto_reset says what your program's open does.",
         surfaces=(),
+    )
+    trace_pins: str = option(
+        "",
+        "mcu simavr: pins whose levels the firmware's run writes to a VCD file (GTKWave, PulseView),"
+        " timed in AVR cycles; comma-separated: the wiring's device.signal or device.pin"
+        " (motor_left.enable), a device's name (all its pins), raw pins (D9, A0, PB1), UART lines"
+        " (uart0.tx, uart0.rx); empty: no trace.",
+        reaches=("simavr_mcu.trace_pins",),
+    )
+    trace_file: str = option(
+        "",
+        "trace_pins: the VCD file; empty: pins.vcd in the run's report folder (hil_sim_runner) or in"
+        " the working folder. With several HIL robots, robot i's name gets _robot_<i> before .vcd.",
+    )
+    trace_limit_mb: float = option(
+        TRACE_LIMIT_MB,
+        "trace_pins: the trace stops, saying so, once its file reaches this size.",
+        minimum=TRACE_LIMIT_RANGE_MB[0],
+        maximum=TRACE_LIMIT_RANGE_MB[1],
+        unit="MB",
+        reaches=("simavr_mcu.trace_limit_mb",),
     )
     params_file: str = option(
         "",
@@ -264,6 +324,13 @@ class GraphOptions:
     def __post_init__(self) -> None:
         for name, opt in options_of(GraphOptions).items():
             object.__setattr__(self, name, check(opt, getattr(self, name)))
+        try:
+            object.__setattr__(self, "robot", resolve_robots(self.robot))
+            robot_profiles(self.robot)  # each profile read and checked now, before anything starts
+        except HilError as exc:
+            raise HilBringupError(f"robot = {exc}") from None
+        if self.uart_link and self.hil_robots > 1:
+            raise HilBringupError(f"uart_link is for one HIL robot (hil_robots = {self.hil_robots})")
         if not 1 <= self.hil_robots <= self.robots:
             raise HilBringupError(f"hil_robots = {self.hil_robots!r}: need 1..robots ({self.robots})")
         if self.hil_robots > 1 and (self.command_port or self.signal_port or self.mcu == "serial"):
@@ -272,6 +339,30 @@ class GraphOptions:
             )
         if self.mcu == "serial" and not (self.command_port and self.signal_port):
             raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
+        if self.trace_pins.strip() and self.mcu != "simavr":
+            raise HilBringupError(
+                f"trace_pins needs mcu = simavr (the firmware in the AVR emulator), not {self.mcu}"
+            )
+
+    def trace_path(self, robot: int = 0) -> str:
+        """HIL robot ``robot``'s pin trace: ``trace_file`` (or pins.vcd), ``_robot_<i>`` added with more."""
+        path = Path(self.trace_file or TRACE_FILE)
+        if self.hil_robots > 1:
+            path = path.with_name(f"{path.stem}_robot_{robot}{path.suffix or '.vcd'}")
+        return str(path)
+
+    @property
+    def profiles(self) -> tuple[RobotProfile, ...]:
+        """The ``robot`` option's profiles (:mod:`hil_bringup.core.robots`)."""
+        return robot_profiles(self.robot)
+
+    def profile(self, robot: int = 0) -> RobotProfile:
+        """Robot ``robot``'s profile (the last one named for robots past the list)."""
+        return profile_of(self.profiles, robot)
+
+    def brain_of(self, robot: int = 0) -> str:
+        """Who talks to HIL robot ``robot``'s firmware: the ``brain`` option, else its profile's."""
+        return self.profile(robot).brain if self.brain == "profile" else self.brain
 
     @property
     def link_folder(self) -> str:
@@ -285,12 +376,17 @@ class GraphOptions:
     def links(self, robot: int = 0) -> RobotLinks:
         """Where HIL robot ``robot``'s links are: ``<link folder>[/robot_<i>]/<link>``."""
         folder = Path(self.link_folder, self.robot_namespace(robot))
-        command = self.command_port or str(folder / "mcu_command")
+        command = self.command_port or self.uart_link or str(folder / "mcu_command")
         signal = self.signal_port or str(folder / "signal_link")
         return RobotLinks(
             command=command,
             signal=signal,
             radio=str(folder / "radio_link"),
+            uarts={
+                port.uart: str(folder / f"uart{port.uart}")
+                for port in self.profile(robot).serial
+                if port.role != "command"
+            },
             loop_port=str(folder / "mcu_command_faulty") if self.faults else command,
             bridge_port=str(folder / "signal_link_faulty") if self.faults else signal,
         )
@@ -321,6 +417,25 @@ class GraphOptions:
         return self.robot_namespace(0)
 
 
+def user_ports(options: GraphOptions) -> list[tuple[int, str, int]]:
+    """The command UARTs that are the user's program's (brain none): (robot, path, baud rate).
+
+    The path is the simulated MCU's pty (the run's link folder, or ``uart_link``), or
+    the real board's device (``command_port``); the baud rate the profile's command UART's.
+    """
+    return [
+        (robot, options.links(robot).command, options.profile(robot).command.baud)
+        for robot in range(options.hil_robots)
+        if options.brain_of(robot) == "none"
+    ]
+
+
+def your_program(path: str, baud: int, *, robot: int | None = None) -> str:
+    """What a runner prints for a user's program: ``your program: open <path> (<baud> baud)``."""
+    whose = f" (robot {robot})" if robot is not None else ""
+    return f"your program{whose}: open {path} ({baud} baud)"
+
+
 #: Launch arguments beside the run options: name -> (default, description, choices or None).
 LAUNCH_EXTRA: dict[str, tuple[str, str, list[str] | None]] = {
     "rviz": ("false", "Start rviz2 with hil_bringup's configuration.", ["true", "false"]),
@@ -347,6 +462,8 @@ class RobotLinks:
     signal: str
     #: The radio module's link to the MCU.
     radio: str
+    #: The profile's other UARTs (role aux) on ptys: UART number -> link.
+    uarts: dict[int, str]
     #: What the control loop and the signal bridge open (the fault proxies' with faults).
     loop_port: str
     bridge_port: str
@@ -495,9 +612,16 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     """
     if options.params_file:
         check_params_file(options.params_file)
-    nodes = [_spec("hil_sim", "sim", "sim", "hil_sim.sim_node:SimNode", "", **reached(options, "sim"))]
+    # A recording keeps the live scene at its simulated rate; a live view alone takes at
+    # most the simulator's scene_max_rate per wall second (a fast lockstep run is not slowed).
+    scene = {"scene_max_rate": 0.0} if options.record else {}
+    nodes = [
+        _spec("hil_sim", "sim", "sim", "hil_sim.sim_node:SimNode", "", **reached(options, "sim"), **scene)
+    ]
     for robot in range(options.hil_robots):
         nodes += chain(options, robot)
+    if options.live:
+        nodes.append(live_view(options))
     # The simulator is the clock: it stamps with simulated time itself (as Gazebo does,
     # whatever the other nodes follow), and following its own /clock would wake its
     # executor every period for nothing. Every other node follows it (use_sim_time,
@@ -518,6 +642,18 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     return nodes, processes
 
 
+def live_view(options: GraphOptions) -> NodeSpec:
+    """The live view's node (``live``): the scene and the graph's topics over Foxglove WebSocket."""
+    return NodeSpec(
+        "hil_bringup",
+        "live_view",
+        "live_view",
+        "hil_bringup.live_view_node:LiveViewNode",
+        "",
+        {"host": options.live_host, "port": options.live_port},
+    )
+
+
 #: The two sides of a distributed run (world.launch.py, robot.launch.py, hil_side).
 SIDES = ("world", "robot")
 
@@ -527,7 +663,8 @@ def describe_side(
 ) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     """One side of a run split across machines that share a ROS domain.
 
-    ``world``: the simulator (with ``radio`` its radio model), the clock of the run.
+    ``world``: the simulator (with ``radio`` its radio model), the clock of the run, and
+    with ``live`` the live view.
     ``robot``: HIL robot ``robot``'s chain (MCU, bridge, loop, description, radio
     module) and its fault proxies; it talks to the world over DDS only (signals, radio,
     /clock), so it can run on another machine.
@@ -547,8 +684,18 @@ def describe_side(
 
 
 def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
-    """HIL robot ``robot``'s nodes: simulated MCU (if any), signal bridge, control loop, description."""
+    """HIL robot ``robot``'s nodes: simulated MCU (if any), signal bridge, control loop, description.
+
+    Each takes the robot's profile (``robot``: its robot.yaml) and derives what it needs
+    from it: the MCU its firmware, coupling and serial ports (or the devices it drives),
+    the bridge its device set, the description its URDF. The control loop (brain
+    control_loop) gets the robot's geometry and its command UART's baud rate; with
+    brain none there is none, and the command link is the user's program's.
+    """
     ns, links = options.robot_namespace(robot), options.links(robot)
+    profile = options.profile(robot)
+    source = str(profile.source)
+    brain = options.brain_of(robot)
     nodes = []
     mcu = MCU_NODES.get(options.mcu)
     if mcu is not None:
@@ -559,6 +706,10 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
         extra = reached(options, mcu)
         if options.radio:
             extra["radio_port"] = links.radio
+        if mcu == "simavr_mcu":
+            extra["auto_reset"] = profile.auto_reset if brain == "none" else options.auto_reset
+            extra["uart_ports"] = [f"{uart}:{link}" for uart, link in links.uarts.items()]
+            extra["trace_file"] = options.trace_path(robot)
         nodes.append(
             _spec(
                 "hil_mcu",
@@ -568,10 +719,11 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
                 ns,
                 command_port=links.command,
                 signal_port=links.signal,
+                robot=source,
                 **extra,
             )
         )
-    nodes += [
+    nodes.append(
         _spec(
             "hil_bridge",
             "signal_bridge",
@@ -580,28 +732,36 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             ns,
             port=links.bridge_port,
             baud=options.signal_baud,
+            robot=source,
             **reached(options, "signal_bridge"),
-        ),
-        _spec(
-            "robot_control",
-            "control_loop",
-            "control_loop",
-            "robot_control.control_loop_node:ControlLoopNode",
-            ns,
-            port=links.loop_port,
-            baud=options.command_baud,
-            robot_id=robot,
-            **reached(options, "control_loop"),
-        ),
+        )
+    )
+    if brain == "control_loop":
+        nodes.append(
+            _spec(
+                "robot_control",
+                "control_loop",
+                "control_loop",
+                "robot_control.control_loop_node:ControlLoopNode",
+                ns,
+                port=links.loop_port,
+                baud=profile.command.baud,
+                robot_id=robot,
+                robot=source,
+                **geometry(profile),
+                **reached(options, "control_loop"),
+            )
+        )
+    nodes.append(
         NodeSpec(
             "hil_bringup",
             "robot_description",
             "robot_description",
             "hil_bringup.description_node:DescriptionNode",
             ns,
-            {"frame_prefix": f"{ns}/" if ns else ""},
-        ),
-    ]
+            {"frame_prefix": f"{ns}/" if ns else "", "robot": source},
+        )
+    )
     if options.radio:
         nodes.append(
             _spec(
@@ -615,6 +775,22 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
             )
         )
     return [replace(n, robot=robot) for n in nodes]
+
+
+def geometry(profile: RobotProfile) -> dict[str, float]:
+    """The control loop's view of a robot: wheel base and radius, and the wheels' speed at full command.
+
+    The speed is the motor model's no-load wheel speed at full supply (hil_sim's
+    :class:`~hil_sim.core.robot_model.RobotModel`), which the loop's DRV scale assumes.
+    """
+    from hil_sim.core.robot_model import robot_model_from_profile  # noqa: PLC0415 - numpy, not at import
+
+    model = robot_model_from_profile(profile)
+    return {
+        "wheel_base": model.body.wheel_base,
+        "wheel_radius": model.body.wheel_radius,
+        "max_wheel_speed": round(model.max_wheel_speed, 6),
+    }
 
 
 def fault_links(options: GraphOptions, robot: int = 0) -> list[FaultLink]:
@@ -633,7 +809,7 @@ def fault_links(options: GraphOptions, robot: int = 0) -> list[FaultLink]:
             "command",
             links.command,
             links.loop_port,
-            FaultModel(drop=drop, corrupt=corrupt, baud=options.command_baud, seed=seed),
+            FaultModel(drop=drop, corrupt=corrupt, baud=options.profile(robot).command.baud, seed=seed),
             robot,
         ),
         FaultLink(

@@ -15,6 +15,7 @@ back until the loop is on schedule again; only beyond that are deadlines skipped
 Time comes from an injectable clock and sleep, so tests run 100k frames in
 milliseconds with a fake clock. :class:`LoopStats` keeps the last samples of wake-up
 jitter, period and work time in ring buffers and reports means and percentiles.
+:class:`RateLimit` paces events that come when they come (at most a rate on average).
 """
 
 from __future__ import annotations
@@ -168,3 +169,38 @@ class LoopStats:
             work_p99=pct(self._work, 99),
             work_max=pct(self._work, 100),
         )
+
+
+class RateLimit:
+    """At most ``rate`` events a second on average, at most ``burst`` at once; 0: no limit.
+
+    A token bucket: it fills at ``rate`` tokens a second up to ``burst``, and an event
+    that finds a whole token passes and takes it. Events offered at the rate itself
+    all pass even when they come early or late, by up to ``(burst - 1) / 2`` of a period
+    (a gap "at least 1/rate since the last one" drops every one jitter brings in early);
+    over any span, at most ``burst`` more than the rate allows pass.
+
+    Raises:
+        HilError: a negative rate, or a burst below 1.
+    """
+
+    def __init__(self, rate: float, *, burst: float = 1.5) -> None:
+        if not (math.isfinite(rate) and rate >= 0):
+            raise HilError(f"rate = {rate!r}: must be a number >= 0")
+        if not burst >= 1:
+            raise HilError(f"burst = {burst!r}: must be >= 1")
+        self.rate, self.burst = rate, burst
+        self._tokens = burst
+        self._last: float | None = None
+
+    def allow(self, now: float) -> bool:
+        """Whether an event at ``now`` (s, any monotonic clock) passes; it takes a token if so."""
+        if self.rate == 0:
+            return True
+        if self._last is not None:
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+        self._last = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        return False

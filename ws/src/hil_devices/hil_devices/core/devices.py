@@ -42,7 +42,7 @@ A config may also describe the device for robot profiles
     {"pins": [{"name": "ena", "mcu": "output", "needs": "pwm", "signal": "enable"},
               {"name": "in1", "mcu": "output", "needs": "digital", "signal": "a"}],
      "params": {"wheel": {"choices": ["left", "right"], "description": "..."},
-                "gear_ratio": {"default": 48, "min": 1, "max": 1000, "unit": "", "description": "..."}},
+                "direction": {}},
      "model": {"kind": "l298n", "role": "driver", "in_full_scale": 1024},
      "coupling": {"kind": "hc_sr04"}}
 
@@ -53,10 +53,14 @@ A config may also describe the device for robot profiles
   carry none of their own). A PWM-mode INPUT signal on a pin that ``needs``
   ``digital`` is measured as a duty on a timer pin and as a level elsewhere (the
   inputs of an L298 take either).
-* ``params``: what a profile may set per device: a number (``default``, ``min``,
-  ``max``, ``unit``, ``description``) or one of ``choices`` (text); no ``default``
-  means the profile must give it.
-* ``model``: the simulator's model ``kind`` and its fixed data; ``role`` ``driver``
+* ``params``: what a profile may set per device. A parameter of the model's kind
+  (declared once, in ``config/models.json``: :mod:`hil_devices.core.models`) is listed
+  with only a ``default`` of the type's, or ``{}`` for the kind's; any other (a
+  harness's, a driver's ``wheel``) is declared here (:mod:`hil_devices.core.params`: a
+  number with ``default``, ``min``, ``max``, ``unit``, ``description``, or one of
+  ``choices``); no ``default`` means the profile must give it.
+* ``model``: the simulator's model ``kind`` (one of ``config/models.json``) and fixed
+  values of its parameters, checked against their declarations; ``role`` ``driver``
   (drives the wheel named by the ``wheel`` parameter) or ``joint`` (devices may ride
   on it, a servo).
 * ``coupling``: the ``kind`` of the firmware-in-the-loop harness's model
@@ -82,6 +86,8 @@ from pathlib import Path
 from typing import Any
 
 from hil_common.core.config_file import load_json, load_yaml
+from hil_devices.core.models import MODELS_FILE, ModelKind, model_kinds
+from hil_devices.core.params import DeviceParam, param_from_mapping
 from hil_devices.errors import HilDevicesError
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -168,42 +174,6 @@ class DevicePin:
 
 
 @dataclass(frozen=True)
-class DeviceParam:
-    """A parameter a robot profile may set on a device: a number in a range, or a choice."""
-
-    name: str
-    #: None: the profile must give it.
-    default: float | str | None
-    description: str = ""
-    min: float = -math.inf
-    max: float = math.inf
-    unit: str = ""
-    #: Non-empty: the value is one of these texts.
-    choices: tuple[str, ...] = ()
-
-    def check(self, value: Any, where: str) -> float | str:
-        """``value`` if it fits, as a float (numbers) or text (choices).
-
-        Raises:
-            HilDevicesError: naming ``where``, the value and what would fit.
-        """
-        if self.choices:
-            if not isinstance(value, str) or value not in self.choices:
-                raise HilDevicesError(f"{where}: {value!r:.40} is not one of {', '.join(self.choices)}")
-            return value
-        number = math.nan
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            with contextlib.suppress(OverflowError):
-                number = float(value)
-        if not math.isfinite(number):
-            raise HilDevicesError(f"{where}: {value!r:.40} is not a finite number")
-        if not self.min <= number <= self.max:
-            unit = f" {self.unit}" if self.unit else ""
-            raise HilDevicesError(f"{where}: {number:g} is outside {self.min:g}..{self.max:g}{unit}")
-        return number
-
-
-@dataclass(frozen=True)
 class ModelSpec:
     """The simulator's model of a device: its kind, role and fixed data."""
 
@@ -268,7 +238,6 @@ MAX_SIGNAL_ID = 254
 
 _DEVICE_KEYS = {"name", "description", "signals", "handler", "table", "pins", "params", "model", "coupling"}
 _PIN_KEYS = {"name", "mcu", "needs", "signal", "description"}
-_PARAM_KEYS = {"default", "min", "max", "unit", "description", "choices"}
 _SIGNAL_KEYS = {
     "name",
     "direction",
@@ -439,44 +408,34 @@ def _pins_from_list(
     return tuple(pins)
 
 
-def _param_from_mapping(name: str, raw: Any, where: str) -> DeviceParam:
-    at = f"{where}: params.{name}"
-    if not _IDENTIFIER.fullmatch(name):
-        raise HilDevicesError(f"{at}: {name!r:.40} is not an identifier")
-    if not isinstance(raw, dict):
-        raise HilDevicesError(f"{at}: expected {{default, min, max, unit, description}} or {{choices}}")
-    unknown = sorted(set(raw) - _PARAM_KEYS)
-    if unknown:
-        raise HilDevicesError(f"{at}: unknown field(s) {unknown} (known: {', '.join(sorted(_PARAM_KEYS))})")
-    description, unit = _text(raw, "description", at), _text(raw, "unit", at)
-    if "choices" in raw:
-        choices = raw["choices"]
-        if not isinstance(choices, list) or not choices or not all(isinstance(c, str) for c in choices):
-            raise HilDevicesError(f"{at}: field 'choices': expected a non-empty list of texts")
-        if "min" in raw or "max" in raw:
-            raise HilDevicesError(f"{at}: a parameter has either choices or min and max")
-        param = DeviceParam(name, None, description, unit=unit, choices=tuple(choices))
-        default = raw.get("default")
-        if default is not None:
-            param = replace(param, default=param.check(default, f"{at}.default"))
-        return param
-    for key in ("default", "min", "max"):
-        if key not in raw:
-            raise HilDevicesError(f"{at}: missing field {key!r}")
-    low, high = _number(raw["min"], at, "min"), _number(raw["max"], at, "max")
-    if not low <= high:
-        raise HilDevicesError(f"{at}: field 'max': {high:g} is below min {low:g}")
-    param = DeviceParam(name, None, description, low, high, unit)
-    return replace(param, default=param.check(raw["default"], f"{at}.default"))
+def _params_from_mapping(raw: Any, where: str, kind: ModelKind | None) -> dict[str, DeviceParam]:
+    """A type's ``params``: its own declarations, and the model kind's it lets a profile set.
 
-
-def _params_from_mapping(raw: Any, where: str) -> dict[str, DeviceParam]:
+    A parameter of the kind takes only a ``default`` of the type's (or none: the
+    kind's); its range, unit and description are the kind's (``config/models.json``).
+    """
     if not isinstance(raw, dict):
         raise HilDevicesError(f"{where}: field 'params': expected {{name: {{default, min, max, ...}}}}")
-    return {name: _param_from_mapping(name, entry, where) for name, entry in raw.items()}
+    params = {}
+    for name, entry in raw.items():
+        at = f"{where}: params.{name}"
+        declared = kind.params.get(name) if kind is not None else None
+        if declared is None:
+            params[name] = param_from_mapping(name, entry, at)
+            continue
+        if not isinstance(entry, dict) or set(entry) - {"default"}:
+            raise HilDevicesError(
+                f"{at}: a parameter of model kind {kind.name if kind else ''} is declared in"
+                f" {MODELS_FILE}: give only its default here (or {{}}: the kind's)"
+            )
+        param = declared
+        if "default" in entry:
+            param = replace(declared, default=declared.check(entry["default"], f"{at}.default"))
+        params[name] = param
+    return params
 
 
-def _model_from_mapping(raw: Any, where: str) -> ModelSpec:
+def _model_from_mapping(raw: Any, where: str, kinds: Mapping[str, ModelKind]) -> tuple[ModelSpec, ModelKind]:
     if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) or not raw["kind"]:
         raise HilDevicesError(f"{where}: field 'model': expected {{kind, ...}}")
     role = raw.get("role", "")
@@ -484,8 +443,24 @@ def _model_from_mapping(raw: Any, where: str) -> ModelSpec:
         raise HilDevicesError(
             f"{where}: field 'model.role': {role!r:.40} is not one of {'|'.join(MODEL_ROLES)}"
         )
-    data = {key: value for key, value in raw.items() if key not in ("kind", "role")}
-    return ModelSpec(raw["kind"], role, data)
+    kind = kinds.get(raw["kind"])
+    if kind is None:
+        raise HilDevicesError(
+            f"{where}: field 'model.kind': {raw['kind']!r:.40} is not a model kind"
+            f" ({MODELS_FILE}: {', '.join(sorted(kinds))})"
+        )
+    data = {}
+    for key, value in raw.items():
+        if key in ("kind", "role"):
+            continue
+        param = kind.params.get(key)
+        if param is None:
+            raise HilDevicesError(
+                f"{where}: field 'model.{key}': not a parameter of model kind {kind.name}"
+                f" ({', '.join(kind.params) or 'none'})"
+            )
+        data[key] = param.check(value, f"{where}: field 'model.{key}'")
+    return ModelSpec(kind.name, role, data), kind
 
 
 def _coupling_from_mapping(raw: Any, where: str) -> str:
@@ -499,13 +474,16 @@ def _coupling_from_mapping(raw: Any, where: str) -> str:
     return str(raw["kind"])
 
 
-def device_from_mapping(data: Any, *, source: str, base: Path | None = None) -> DeviceConfig:
+def device_from_mapping(
+    data: Any, *, source: str, base: Path | None = None, kinds: Mapping[str, ModelKind] | None = None
+) -> DeviceConfig:
     """Validate one device config given as parsed JSON.
 
     Args:
         data: the parsed JSON.
         source: names the config in errors (its file).
         base: the folder a ``handler.file`` (a template beside the config) is relative to.
+        kinds: the simulator's model kinds (default: ``config/models.json``'s).
 
     Raises:
         HilDevicesError: naming ``source``, the device, the signal and the bad field.
@@ -536,8 +514,14 @@ def device_from_mapping(data: Any, *, source: str, base: Path | None = None) -> 
     if not isinstance(description, str):
         raise HilDevicesError(f"{where}: field 'description': expected text")
     pins = _pins_from_list(data["pins"], specs, handler, where) if "pins" in data else ()
-    params = _params_from_mapping(data["params"], where) if "params" in data else {}
-    model = _model_from_mapping(data["model"], where) if "model" in data else None
+    model, kind = None, None
+    if "model" in data:
+        model, kind = _model_from_mapping(data["model"], where, model_kinds() if kinds is None else kinds)
+    params = _params_from_mapping(data["params"], where, kind) if "params" in data else {}
+    if model is not None:
+        fixed = sorted(set(params) & set(model.data))
+        if fixed:
+            raise HilDevicesError(f"{where}: params.{fixed[0]}: fixed in model, so a profile cannot set it")
     coupling = _coupling_from_mapping(data["coupling"], where) if "coupling" in data else ""
     if model is not None and model.role == "driver" and "wheel" not in params:
         raise HilDevicesError(f"{where}: field 'params': a driver (model.role) needs the parameter 'wheel'")

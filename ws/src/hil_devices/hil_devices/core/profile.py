@@ -36,6 +36,8 @@ ones are in the ``hil_robots`` package (``share/hil_robots/robots/<name>``).
       - {name: sonar, type: hc_sr04, pins: {trigger: 12, echo: 13},
          pose: {x: 0.09, y: 0.0, z: 0.07, yaw: 0.0}, mount: pan}
       - {name: pan, type: servo, pins: {signal: 11}, pose: {x: 0.06, y: 0.0, z: 0.08}}
+      - {name: light_0, type: photoresistor, pins: {reading: A1}, pose: {z: 0.1},
+         frame: light_front_link, topic: light/front}
 
 A device's ``type`` is a config of the device library (:mod:`hil_devices.core.devices`:
 its ``pins``, ``params`` and ``model`` sections). Every error names the file and the
@@ -47,7 +49,9 @@ PWM-measured input such as an L298's ENA) is a timer pin, ``analog`` an analog i
 ``i2c_sda``/``i2c_scl`` the board's TWI pins; ``interrupt`` on a pin with neither an
 external nor a pin-change interrupt is only a warning (a sketch may poll it); every
 device pin is wired or tied (``tie: {pin: high|low}``: held at that level instead of
-an MCU pin, an output pin carrying a signal only); params are the type's, within its
+an MCU pin, an output pin carrying a signal only); ``frame`` and ``topic`` (optional)
+name its TF frame and its ROS topic in a run (default: ``<name>_link``, and the
+simulator's per kind: ``range/<name>``...); params are the type's, within its
 ranges or choices, each required one given; a ``mount`` names a servo (a device whose
 model is a ``joint``); a pose is finite and within the footprint's radius + 0.2 m
 (height: the body's + 0.2 m); each wheel (left, right) has exactly one driver; baud
@@ -81,6 +85,8 @@ from hil_devices.core.boards import BOARDS, Board
 from hil_devices.core.devices import DeviceConfig, DeviceInstance, DevicePin, Direction
 from hil_devices.core.elf import check_avr_elf
 from hil_devices.core.library import load_device_library
+from hil_devices.core.models import ModelKind, model_kinds
+from hil_devices.core.params import ParamValue
 from hil_devices.core.sketch_files import sketch_folder
 from hil_devices.core.telemetry import TelemetrySchema
 from hil_devices.errors import HilDevicesError
@@ -109,7 +115,8 @@ _TOP_KEYS = (
     "name", "description", "board", "firmware", "serial", "auto_reset", "brain", "telemetry", "body",
     "devices",
 )  # fmt: skip
-_DEVICE_KEYS = ("name", "type", "pins", "tie", "params", "pose", "mount")
+_DEVICE_KEYS = ("name", "type", "pins", "tie", "params", "pose", "mount", "frame", "topic")
+_TOPIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass(frozen=True)
@@ -134,10 +141,13 @@ class DeviceEntry:
     #: Device pin -> ``high`` or ``low``: held there instead of wired to the MCU.
     ties: Mapping[str, str] = field(default_factory=dict)
     #: Every parameter of the type: the profile's values over the type's defaults.
-    params: Mapping[str, float | str] = field(default_factory=dict)
+    params: Mapping[str, ParamValue] = field(default_factory=dict)
     pose: Pose | None = None
     #: The servo device it rides on, or "".
     mount: str = ""
+    #: Its TF frame and ROS topic in a run; "": the simulator's (``<name>_link``, per kind).
+    frame: str = ""
+    topic: str = ""
 
     @property
     def wheel(self) -> str:
@@ -576,7 +586,16 @@ class _Reader:
             params=self.params(entry.sub("params", {}), config),
             pose=self.pose(entry.sub("pose"), body) if entry.data.get("pose") is not None else None,
             mount=entry.text("mount", ""),
+            frame=self.name_like(entry, "frame", _NAME, "a frame name (letters, digits, _)"),
+            topic=self.name_like(entry, "topic", _TOPIC, "a relative topic name (words joined by /)"),
         )
+
+    @staticmethod
+    def name_like(entry: _Fields, key: str, pattern: re.Pattern[str], what: str) -> str:
+        value = entry.text(key, "")
+        if value and not pattern.fullmatch(value):
+            raise entry.fail(key, f"{value!r:.60} is not {what}")
+        return value
 
     def ties(self, fields: _Fields, config: DeviceConfig) -> dict[str, str]:
         ties: dict[str, str] = {}
@@ -663,8 +682,8 @@ class _Reader:
             )
         return number, label
 
-    def params(self, fields: _Fields, config: DeviceConfig) -> dict[str, float | str]:
-        values: dict[str, float | str] = {}
+    def params(self, fields: _Fields, config: DeviceConfig) -> dict[str, ParamValue]:
+        values: dict[str, ParamValue] = {}
         for key, value in fields.data.items():
             param = config.params.get(key)
             if param is None:
@@ -742,6 +761,23 @@ class _Reader:
                 )
 
 
+#: Several robots' profiles in one text (a run's ``robot`` option) are comma-separated.
+ROBOT_SEPARATOR = ","
+
+
+def robot_entries(text: str) -> list[str]:
+    """The profiles a run's ``robot`` text names, in robot order (blank entries left out).
+
+    One per robot, the last for the robots past the list (:func:`for_robot`).
+    """
+    return [entry.strip() for entry in text.split(ROBOT_SEPARATOR) if entry.strip()]
+
+
+def for_robot(items: Sequence[Any], robot: int) -> Any:
+    """Robot ``robot``'s item of a per-robot list: its own, or the last for robots past the list."""
+    return items[min(robot, len(items) - 1)]
+
+
 def path_name(path: Path) -> str:
     """A robot's default name: its folder's (robot.yaml) or the file's stem."""
     return path.resolve().parent.name if path.name == PROFILE_FILE else path.stem
@@ -776,16 +812,22 @@ def mcu_pins(profile: RobotProfile) -> dict[str, str]:
 def coupling_params(profile: RobotProfile) -> dict[str, dict[str, float]]:
     """Each device's numeric parameters (the harness's models take those they know)."""
     return {
-        entry.name: {key: float(value) for key, value in entry.params.items() if not isinstance(value, str)}
+        entry.name: {key: float(value) for key, value in entry.params.items() if isinstance(value, float)}
         for entry in profile.devices
     }
 
 
-def telemetry_schema(profile: RobotProfile, default: TelemetrySchema | None = None) -> TelemetrySchema | None:
-    """The control loop's telemetry lists (``default`` where the profile gives none); None for brain none."""
-    if profile.brain != "control_loop":
-        return None
-    return TelemetrySchema(dict(profile.telemetry)) if profile.telemetry else default
+#: The telemetry a profile without ``telemetry:`` gives a control loop: the motor commands.
+MOTOR_TELEMETRY = {"TL1": ("right", "left")}
+
+
+def telemetry_schema(profile: RobotProfile) -> TelemetrySchema:
+    """The telemetry lists a control loop gets from this robot: its ``telemetry:``, else TL1 only.
+
+    TL1 (``right``, ``left``: the motor commands the MCU applies) is what the loop's
+    odometer needs; sensor lists are the profile's to name.
+    """
+    return TelemetrySchema(dict(profile.telemetry) if profile.telemetry else dict(MOTOR_TELEMETRY))
 
 
 @dataclass(frozen=True)
@@ -797,7 +839,9 @@ class ModelDevice:
     #: The model kind (``hil_sim/core/devices/<kind>.py``) and its role (driver, joint or "").
     kind: str
     role: str
-    #: The model's fixed data with the device's parameters over it (``wheel`` apart).
+    #: Every parameter of its kind the type gives (:mod:`hil_devices.core.models`): the
+    #: type's data table's (the IR ranger's distance table...), its model's fixed values,
+    #: the device's parameters over them; none of the type's own (``wheel``, a harness's).
     params: Mapping[str, Any]
     wheel: str
     pose: Pose
@@ -807,33 +851,63 @@ class ModelDevice:
     #: The signals on the link, INPUT (from the MCU) and OUTPUT (to it).
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
-    #: The type's data table (response curves, the IR ranger's distance table...).
-    table: Mapping[str, Any] = field(default_factory=dict)
+    #: Its TF frame and ROS topic, or "" (the simulator's defaults).
+    frame: str = ""
+    topic: str = ""
 
 
-def model_devices(profile: RobotProfile) -> tuple[ModelDevice, ...]:
-    """The devices the simulator models (those whose type has a ``model``), in profile order."""
+def model_params(
+    config: DeviceConfig, given: Mapping[str, Any], kinds: Mapping[str, ModelKind] | None = None
+) -> dict[str, Any]:
+    """The parameters of a device's model kind its type gives, with ``given`` over them.
+
+    Those of the type's data table (the IR ranger's distance table...), its model's
+    fixed values, then the type's parameter defaults and ``given`` (a profile's); only
+    the kind's parameters (:mod:`hil_devices.core.models`), none of the type's own
+    (``wheel``, a harness's). Empty for a type without a model.
+    """
+    if config.model is None:
+        return {}
+    kinds = model_kinds() if kinds is None else kinds
+    declared = kinds[config.model.kind].params if config.model.kind in kinds else {}
+    values = {k: v for k, v in config.table.items() if k in declared}
+    values.update(config.model.data)
+    values.update({k: p.default for k, p in config.params.items() if k in declared and p.default is not None})
+    values.update({k: v for k, v in given.items() if k in declared})
+    return values
+
+
+def model_devices(
+    profile: RobotProfile, kinds: Mapping[str, ModelKind] | None = None
+) -> tuple[ModelDevice, ...]:
+    """The devices the simulator models (those whose type has a ``model``), in profile order.
+
+    Args:
+        profile: the robot.
+        kinds: the simulator's model kinds (default: hil_devices' ``config/models.json``).
+    """
+    kinds = model_kinds() if kinds is None else kinds
     devices = []
     for entry in profile.devices:
         model = entry.config.model
         if model is None:
             continue
         link = entry.instance().config.signals
-        params = {**model.data, **{k: v for k, v in entry.params.items() if k != "wheel"}}
         devices.append(
             ModelDevice(
                 name=entry.name,
                 type=entry.type,
                 kind=model.kind,
                 role=model.role,
-                params=params,
+                params=model_params(entry.config, entry.params, kinds),
                 wheel=entry.wheel,
                 pose=entry.pose or Pose(),
                 mount=entry.mount,
                 ties=entry.tied_signals,
                 inputs=tuple(s.name for s in link if s.direction is Direction.INPUT),
                 outputs=tuple(s.name for s in link if s.direction is Direction.OUTPUT),
-                table={k: v for k, v in entry.config.table.items() if k != "params"},
+                frame=entry.frame,
+                topic=entry.topic,
             )
         )
     return tuple(devices)

@@ -14,7 +14,7 @@ The ``.hlr`` file has sections between ``##SECTION##`` lines and placeholders
 between ``%`` signs. Both are translated into our handler template syntax
 (:mod:`hil_firmware.core.sketch_gen`), so an imported device is an ordinary
 :class:`~hil_devices.core.devices.DeviceConfig` whose handler carries its template
-text. What we know of the format, and so assume (DESIGN.md "Thesis compatibility"):
+text. What we know of the format, and so assume:
 
 * Enumerations are case-insensitive; ``INT`` means INTEGER, ``DOUBLE`` FLOAT, and a
   signal mode ``PCINT`` INTERRUPT. Pin modes are our capabilities (DIGITAL, PWM,

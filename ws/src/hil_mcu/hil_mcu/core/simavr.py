@@ -21,7 +21,8 @@ side is a small C program on libsimavr, ``firmware/simavr/build/hil_simavr``
   warnings (``simavr: ...`` lines) are counted, handed to ``on_warning`` once each,
   and added to the stats (``simavr_warnings``, ``simavr_last_warning``);
 * resets the AVR as a real board's DTR does when the command link's pty is first
-  opened (:class:`OpenWatch`), or on request (:meth:`SimavrProcess.reset`).
+  opened (:class:`OpenWatch`), or on request (:meth:`SimavrProcess.reset`);
+* has the harness write a pin trace on request (:mod:`hil_mcu.core.pin_trace`).
 
 The firmware folder is ``HIL_FIRMWARE`` if set, else ``firmware/`` of the source tree
 this package is in.
@@ -59,6 +60,7 @@ from hil_devices.core.devices import DeviceConfig, Direction, PinMode, SignalTyp
 from hil_devices.core.elf import check_avr_elf
 from hil_devices.core.profile import RobotProfile, coupling_params, mcu_pins
 from hil_firmware.core.avr_build import build_sketch
+from hil_mcu.core.pin_trace import PinTrace
 from hil_mcu.errors import HilMcuError
 
 #: Environment variable naming the firmware sketchbook folder.
@@ -218,6 +220,7 @@ def build_firmware(
     options: FirmwareOptions,
     *,
     sketch: Path | None = None,
+    libraries: Sequence[Path] | None = None,
     strict: bool = True,
     build_root: Path | None = None,
     progress: Callable[[str], None] | None = None,
@@ -226,25 +229,26 @@ def build_firmware(
 
     Args:
         options: board, checked mode, extra defines.
-        sketch: the sketch folder (default ``robot_mcu``); it may use the sketchbook's
-            ``libraries``.
-        strict: a warning in the sketch or the sketchbook's libraries fails the build (our
-            own sketches build so).
+        sketch: the sketch folder (default ``robot_mcu``).
+        libraries: the library folders it may use (default: the sketchbook's ``libraries``).
+        strict: a warning in the sketch or its libraries fails the build (our own
+            sketches build so).
         build_root: where builds are kept (default ``build/simavr`` beside the sketch
-            folder: not inside it, as the builder copies the sketch folder into its build).
+            folder, not inside it, as the builder copies the sketch folder into its
+            build; the user's cache folder where that cannot be written).
         progress: called with a line per build step.
 
     Raises:
         HilMcuError: no toolchain or a compiler error (with its output).
     """
-    firmware = firmware_dir()
-    sketch = sketch or firmware / "robot_mcu"
+    sketch = sketch or firmware_dir() / "robot_mcu"
+    folders = list(libraries) if libraries is not None else [firmware_dir() / "libraries"]
     defines = options.all_defines
     key = _source_hash(
-        [sketch, firmware / "libraries"],
-        json.dumps([options.board, sorted(defines.items()), strict], default=str),
+        [sketch, *folders],
+        json.dumps([options.board, sorted(defines.items()), strict, [str(f) for f in folders]], default=str),
     )
-    root = build_root or sketch.parent / "build" / "simavr"
+    root = build_root or _build_root(sketch)
     elf = root / f"{sketch.name}-{options.board}-{key}.elf"
     if elf.is_file():
         return elf
@@ -257,7 +261,7 @@ def build_firmware(
             result = build_sketch(
                 sketch,
                 work,
-                libraries=[firmware / "libraries"],
+                libraries=folders,
                 defines=defines,
                 board=options.board,
                 strict=strict,
@@ -269,6 +273,50 @@ def build_firmware(
         shutil.copyfile(result.elf, temporary)
         temporary.replace(elf)
     return elf
+
+
+def _build_root(sketch: Path) -> Path:
+    """``build/simavr`` beside the sketch folder, or the user's cache if that cannot be written."""
+    beside = sketch.parent / "build" / "simavr"
+    with contextlib.suppress(OSError):
+        beside.mkdir(parents=True, exist_ok=True)
+        if os.access(beside, os.W_OK):
+            return beside
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "hil" / "simavr" / hashlib.sha256(str(sketch).encode()).hexdigest()[:12]
+
+
+def profile_firmware(
+    profile: RobotProfile,
+    *,
+    checked: bool = False,
+    defines: Mapping[str, str | int] | None = None,
+    build_root: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """The ELF a robot profile runs: its ``firmware.elf``, or its sketch built for its board.
+
+    The sketch builds with the profile's libraries, defines (``defines`` over them) and
+    strict flag, as ``hil_sketch build`` does (:func:`build_firmware`, cached).
+
+    Raises:
+        HilMcuError: a build that fails (its output), or an ELF that is no AVR program.
+    """
+    spec = profile.firmware
+    if spec.elf is not None:
+        return check_firmware(spec.elf)
+    assert spec.sketch is not None  # a profile has one of the two
+    options = FirmwareOptions(
+        board=profile.board, checked=checked, defines={**spec.defines, **(defines or {})}
+    )
+    return build_firmware(
+        options,
+        sketch=spec.sketch,
+        libraries=spec.libraries,
+        strict=spec.strict,
+        build_root=build_root,
+        progress=progress,
+    )
 
 
 # --- the robot's wiring and the coupling file ----------------------------------------------
@@ -847,6 +895,7 @@ class SimavrProcess:
         board: the board the firmware was built for (its MCU and pin table).
         on_warning: called (from a background thread) with each distinct warning simavr
             prints, once.
+        trace: a pin trace to write (:mod:`hil_mcu.core.pin_trace`), or None.
 
     Raises:
         HilMcuError: the harness cannot start.
@@ -870,6 +919,7 @@ class SimavrProcess:
         executable: Path | None = None,
         board: str = "nano",
         on_warning: Callable[[str], None] | None = None,
+        trace: PinTrace | None = None,
     ) -> None:
         if board not in BOARDS:
             raise HilMcuError(f"board {board!r}: expected one of {sorted(BOARDS)}")
@@ -884,6 +934,9 @@ class SimavrProcess:
             raise HilMcuError(f"boot_delay {boot_delay!r} s is outside 0..{MAX_BOOT_DELAY_S:g}")
         self.lockstep = lockstep
         self.cycle = 0
+        #: Lockstep: each UART's bytes taken from its pty and written to it so far
+        #: (UART number -> (read, written)), as of the last step.
+        self.uart_bytes: dict[int, tuple[int, int]] = {}
         self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
         soft_fds = [int(link.link) for link in soft_uarts]
@@ -912,6 +965,7 @@ class SimavrProcess:
             *(["--radio-fd", str(radio_fd)] if radio_fd is not None else []),
             *(["--checked"] if checked else []),
             *(["--lockstep"] if lockstep else []),
+            *(trace.arguments() if trace is not None else []),
         ]
         try:
             self.process = subprocess.Popen(
@@ -951,10 +1005,19 @@ class SimavrProcess:
         """
         if cycle <= self.cycle:
             return
-        reply = self._request(f"run {cycle}")
-        if not reply.startswith("ok "):
-            raise HilMcuError(f"hil_simavr answered {reply!r} to run {cycle}")
-        self.cycle = int(reply.split()[1])
+        self._take_ok(self._request(f"run {cycle}"), f"run {cycle}")
+
+    def _take_ok(self, reply: str, request: str) -> None:
+        """``ok <cycle> [uartN <read> <written>]...``: the cycle and the UARTs' byte counts."""
+        words = reply.split()
+        try:
+            if words[0] != "ok" or (len(words) - 2) % 3:
+                raise ValueError
+            self.cycle = int(words[1])
+            for k in range(2, len(words), 3):
+                self.uart_bytes[int(words[k].removeprefix("uart"))] = (int(words[k + 1]), int(words[k + 2]))
+        except (ValueError, IndexError):
+            raise HilMcuError(f"hil_simavr answered {reply!r} to {request}") from None
 
     def stats(self) -> dict[str, Any]:
         """Lockstep: the harness's counters now (simavr's warnings as far as read)."""
@@ -969,9 +1032,7 @@ class SimavrProcess:
             HilMcuError: the harness died, hung or answered something else.
         """
         if self.lockstep:
-            reply = self._request("reset")
-            if not reply.startswith("ok "):
-                raise HilMcuError(f"hil_simavr answered {reply!r} to reset")
+            self._take_ok(self._request("reset"), "reset")
             return
         stdin = self.process.stdin
         assert stdin is not None

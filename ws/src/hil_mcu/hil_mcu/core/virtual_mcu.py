@@ -4,7 +4,9 @@ The virtual MCU stands in for the Arduino that runs the robot firmware. It speak
 the two links of DESIGN.md with the hil_bridge codecs:
 
 * Command link (line protocol, to the control loop): ``DRV<left>,<right>`` drives the
-  two wheel motors through L298-style pins (``enable`` PWM, ``a``, ``b``); values
+  two wheels through their drivers' pins, whatever the driver (:data:`DRIVER_KINDS`:
+  an L298 PWM on enable and levels on IN1/IN2, or PWM on IN1/IN2 with enable tied high;
+  TB6612FNG, DRV8833, L9110S, PWM+DIR, a continuous-rotation servo's pulse); values
   outside ``-max_command..max_command`` get an ``ERR`` line and change nothing.
   ``HBB,<t>`` is echoed with the stamp text unchanged and feeds the watchdog.
   ``COM,STOP`` holds the motors off until ``COM,GO``; ``COM,RESET`` returns to the
@@ -12,7 +14,9 @@ the two links of DESIGN.md with the hil_bridge codecs:
   <version>``; other ``COM`` text gets ``ERR,unknown command <text>``. ``ARM`` is
   accepted and ignored (the demo robot has no arm). Every telemetry period it sends
   each list of the telemetry schema: ``TL1`` the signed motor commands (right
-  first), ``TL2`` the sensors as the firmware reads them.
+  first), sensor lists as the firmware reads them: the demo firmware's named fields
+  (:data:`SENSOR_FIELDS`), or any device's OUTPUT signal as ``<device>_<signal>``
+  (``<device>`` alone for a device with one), rounded as its type says.
 * Signal link (binary frames, to the signal bridge): it is the bridge-board side,
   sending frames of the layout's INPUT signals (motor pins, LED) every signal period
   and decoding the OUTPUT frames (sensor values) it gets back.
@@ -71,6 +75,8 @@ from hil_bridge.core.signal_protocol import (
 )
 from hil_common.core.loop_timing import DeadlineScheduler
 from hil_common.errors import HilError
+from hil_devices.core.devices import SignalType
+from hil_devices.core.profile import RobotProfile, model_devices
 from hil_devices.core.telemetry import TelemetrySchema
 from hil_mcu.errors import HilMcuError
 
@@ -78,8 +84,7 @@ from hil_mcu.errors import HilMcuError
 NAME = "hil-virtual-mcu"
 VERSION = "0.1.0"
 
-#: Device instances the firmware drives (names of the demo robot's device set).
-MOTOR_DEVICES = ("motor_left", "motor_right")
+#: The LED the firmware blinks, if the device set has one (the demo robot's).
 LED_DEVICE = "led"
 
 #: Longest ERR text: an echoed command or a huge DRV value must not push the line
@@ -152,6 +157,42 @@ SENSOR_FIELDS: Mapping[str, SensorField] = MappingProxyType(
 MOTOR_FIELDS: Mapping[str, int] = MappingProxyType({"left": 0, "right": 1})
 
 
+@dataclass(frozen=True)
+class WheelDriver:
+    """The driver of one wheel: its device on the signal link, its model kind, its parameters."""
+
+    device: str
+    #: The simulator's model kind of the driver (a key of :data:`DRIVER_KINDS`).
+    kind: str
+    #: Its kind's parameters (``direction``; a continuous-rotation servo's ``centre_us``, ``span_us``).
+    params: Mapping[str, float] = field(default_factory=dict)
+
+
+def profile_drivers(profile: RobotProfile) -> tuple[WheelDriver, WheelDriver]:
+    """The left and the right wheel's drivers of a robot profile (each wheel has exactly one)."""
+    drivers = {d.wheel: d for d in model_devices(profile) if d.role == "driver"}
+    left, right = (drivers[wheel] for wheel in ("left", "right"))
+    return tuple(  # type: ignore[return-value]
+        WheelDriver(d.name, d.kind, {k: float(v) for k, v in d.params.items() if isinstance(v, (int, float))})
+        for d in (left, right)
+    )
+
+
+#: The demo robot's drivers: two L298 channels (PWM on enable, levels on A/B).
+DEMO_DRIVERS = (WheelDriver("motor_left", "l298n"), WheelDriver("motor_right", "l298n"))
+#: The driver kinds the firmware drives, and the inputs each has.
+DRIVER_KINDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "l298n": ("enable", "a", "b"),
+        "tb6612fng": ("pwm", "in1", "in2", "stby"),
+        "drv8833": ("in1", "in2"),
+        "l9110s": ("ia", "ib"),
+        "pwm_dir": ("pwm", "dir"),
+        "cr_servo": ("pulse_us",),
+    }
+)
+
+
 def _positive_seconds(name: str, value: float) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise HilMcuError(f"virtual MCU: {name} must be a finite number of seconds, got {value!r}")
@@ -177,6 +218,8 @@ class McuConfig:
     checked: bool = False
     #: Whether the MCU has a radio link (the node's ``radio_port`` set).
     radio: bool = False
+    #: The left and the right wheel's drivers.
+    drivers: tuple[WheelDriver, WheelDriver] = DEMO_DRIVERS
     name: str = NAME
     version: str = VERSION
 
@@ -271,6 +314,44 @@ class _Timer:
         self._now += seconds
 
 
+def _driver_inputs(
+    driver: WheelDriver, pins: Mapping[str, tuple[int, float]], value: int, limit: int
+) -> dict[str, float]:
+    """What a driver's inputs on the link are for a signed command ``value`` (``-limit..limit``).
+
+    A duty is ``rounding_map`` of ``|value|`` onto the input's full scale (the firmware
+    computes the same bit for bit); a level high is the full scale.
+    """
+
+    def duty(name: str) -> float:
+        return float(rounding_map(abs(value), 0, limit, 0, int(pins[name][1])))
+
+    def high(name: str, on: bool) -> float:
+        return pins[name][1] if on else 0.0
+
+    forward, back = value > 0, value < 0
+    out: dict[str, float] = {}
+    kind = driver.kind
+    if kind == "l298n" and "enable" in pins:  # PWM on ENA, levels on IN1/IN2
+        out = {"enable": duty("enable"), "a": high("a", forward), "b": high("b", back)}
+    elif kind in ("l298n", "drv8833", "l9110s"):  # PWM on one input, the other low
+        first, second = DRIVER_KINDS[kind][-2:]
+        out = {first: duty(first) if forward else 0.0, second: duty(second) if back else 0.0}
+    elif kind == "tb6612fng":
+        out = {
+            "pwm": duty("pwm"),
+            "in1": high("in1", forward),
+            "in2": high("in2", back),
+            "stby": high("stby", True),
+        }
+    elif kind == "pwm_dir":
+        out = {"pwm": duty("pwm"), "dir": high("dir", back)}
+    elif kind == "cr_servo":
+        centre, span = driver.params.get("centre_us", 1500.0), driver.params.get("span_us", 500.0)
+        out = {"pulse_us": centre + span * value / limit}
+    return {name: level for name, level in out.items() if name in pins}
+
+
 class VirtualMcu:
     """The firmware's behaviour on both links, driven by bytes and the time passed in.
 
@@ -279,8 +360,8 @@ class VirtualMcu:
         start: power-on time, on the clock later calls pass as ``now``.
 
     Raises:
-        HilMcuError: the layout lacks a device the firmware drives or reads, or the
-            telemetry schema names a field the firmware does not know.
+        HilMcuError: a wheel's driver it cannot drive or that is not on the layout, or
+            a telemetry field no device of the layout gives (naming what it lacks).
     """
 
     def __init__(self, config: McuConfig, *, start: float = 0.0) -> None:
@@ -303,9 +384,9 @@ class VirtualMcu:
             raise HilMcuError(f"virtual MCU: signal layout: {exc}") from exc
         self._input_index = {slot.key: i for i, slot in enumerate(layout.inputs)}
         self._output_index = {slot.key: i for i, slot in enumerate(layout.outputs)}
-        # (enable, a, b) input indexes and full duty of each wheel, left then right.
-        self._wheels = tuple(self._motor(device) for device in MOTOR_DEVICES)
-        self._led_index = self._index(self._input_index, LED_DEVICE, "active", "INPUT")
+        # Each wheel's driver inputs: name -> (index, full scale), left then right.
+        self._wheels = tuple(self._driver(driver) for driver in config.drivers)
+        self._led_index = self._input_index.get((LED_DEVICE, "active"))
         self._telemetry = [
             (list_id, names, [self._field_reader(list_id, name) for name in names])
             for list_id, names in config.schema.lists.items()
@@ -335,26 +416,44 @@ class VirtualMcu:
                 f"virtual MCU: the signal layout has no {direction} signal {device}.{signal}"
             ) from None
 
-    def _motor(self, device: str) -> tuple[int, int, int, int]:
-        enable = self._index(self._input_index, device, "enable", "INPUT")
-        a = self._index(self._input_index, device, "a", "INPUT")
-        b = self._index(self._input_index, device, "b", "INPUT")
-        full = int(self.config.layout.inputs[enable].spec.max)
-        return enable, a, b, full
+    def _driver(self, driver: WheelDriver) -> dict[str, tuple[int, float]]:
+        """A driver's inputs on the link (tied ones are not): name -> (index, full scale)."""
+        names = DRIVER_KINDS.get(driver.kind)
+        if names is None:
+            raise HilMcuError(
+                f"virtual MCU: {driver.device}: it drives no {driver.kind}"
+                f" (it drives: {', '.join(DRIVER_KINDS)})"
+            )
+        pins = {
+            name: (index, self.config.layout.inputs[index].spec.max)
+            for name in names
+            if (index := self._input_index.get((driver.device, name))) is not None
+        }
+        if not pins:
+            raise HilMcuError(f"virtual MCU: the signal layout has no INPUT signal of {driver.device}")
+        return pins
 
     def _field_reader(self, list_id: str, name: str) -> Callable[[], float]:
         if name in MOTOR_FIELDS:
             wheel = MOTOR_FIELDS[name]
             return lambda: float(self._commands[wheel])
         source = SENSOR_FIELDS.get(name)
-        if source is None:
-            known = ", ".join([*MOTOR_FIELDS, *SENSOR_FIELDS])
-            raise HilMcuError(
-                f"virtual MCU: telemetry schema {list_id}: field {name!r} has no source (known: {known})"
-            )
-        index = self._index(self._output_index, source.device, source.signal, "OUTPUT")
-        read = source.read
-        return lambda: read(self._sensors[index])
+        if source is not None and (source.device, source.signal) in self._output_index:
+            index, read = self._output_index[(source.device, source.signal)], source.read
+            return lambda: read(self._sensors[index])
+        for slot_index, slot in enumerate(self.config.layout.outputs):
+            single = sum(1 for s in self.config.layout.outputs if s.device == slot.device) == 1
+            if name == f"{slot.device}_{slot.name}" or (single and name == slot.device):
+                rounding = _whole if slot.spec.type is SignalType.INTEGER else _tenths
+                return lambda index=slot_index: rounding(self._sensors[index])  # type: ignore[misc]
+        known = [*MOTOR_FIELDS, *(f"{s.device}_{s.name}" for s in self.config.layout.outputs)]
+        known += [
+            field for field, src in SENSOR_FIELDS.items() if (src.device, src.signal) in self._output_index
+        ]
+        raise HilMcuError(
+            f"virtual MCU: telemetry schema {list_id}: field {name!r} has no source in this robot's"
+            f" devices (known: {', '.join(known)})"
+        )
 
     # -- inputs --------------------------------------------------------------------
 
@@ -398,7 +497,7 @@ class VirtualMcu:
         if self._telemetry_timer.due(now) is not None:
             self._send_telemetry()
         led = self._led_timer.due(now)
-        if led is not None:
+        if led is not None and self._led_index is not None:
             # Deadline 0 switches the LED on; parity keeps the phase across skipped deadlines.
             self._pins[self._led_index] = 1.0 if led % 2 == 0 else 0.0
         if self._signal_timer.due(now) is not None:
@@ -468,8 +567,8 @@ class VirtualMcu:
 
     @property
     def led_on(self) -> bool:
-        """True while the LED pin is high."""
-        return self._pins[self._led_index] != 0.0
+        """True while the LED pin is high (False without an LED)."""
+        return self._led_index is not None and self._pins[self._led_index] != 0.0
 
     @property
     def stopped(self) -> bool:
@@ -610,14 +709,13 @@ class VirtualMcu:
         self.stats.commands[text] += 1
 
     def _set_motors(self, left: int, right: int) -> None:
-        """Command both wheels: L298 enable duty from |value|, direction from its sign."""
+        """Command both wheels through their drivers' inputs (duty from |value|, direction from its sign)."""
         self._commands = [left, right]
         limit = self.config.max_command
-        for (enable, a, b, full), value in zip(self._wheels, (left, right), strict=True):
-            # Integer rounding map: the firmware computes the same duty bit for bit.
-            self._pins[enable] = float(rounding_map(abs(value), 0, limit, 0, full))
-            self._pins[a] = 1.0 if value > 0 else 0.0
-            self._pins[b] = 1.0 if value < 0 else 0.0
+        for driver, pins, value in zip(self.config.drivers, self._wheels, (left, right), strict=True):
+            signed = -value if driver.params.get("direction", 1) < 0 else value
+            for name, level in _driver_inputs(driver, pins, signed, limit).items():
+                self._pins[pins[name][0]] = level
 
     def _check_watchdog(self, now: float) -> None:
         if self._heartbeat_lost or now - self._last_heartbeat < self.config.watchdog_timeout:

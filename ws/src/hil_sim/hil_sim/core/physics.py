@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,13 @@ LEFT, RIGHT = 0, 1
 BACKENDS = ("native", "mujoco")
 #: Penetration (m) below which a contact counts as resolved.
 CONTACT_TOLERANCE = 1e-9
+#: A segment this close (m) beyond a robot's radius holds it (rounding of the push-out).
+CONTACT_SLACK = 1e-6
+#: How near (relative to 1 + the value) a held robot's motor speed (rad/s) and current
+#: (A) must be to the fixed point of its contact step for blocks of steps at once:
+#: rounding in the push-out leaves ~1e-9 rad/s of noise on a stalled shaft.
+SPEED_TOLERANCE = 1e-6
+CURRENT_TOLERANCE = 1e-9
 
 
 def make_backend(
@@ -88,8 +95,34 @@ def body_speeds(radius: Array, base: Array, wheel: Array) -> tuple[Array, Array]
     return v, w
 
 
+class _Held(NamedTuple):
+    """Robots held against something for a block: the steady state their steps repeat."""
+
+    #: The robots (indices).
+    rows: IndexArray
+    #: (n,) each motor's current (A) and shaft speed after the stall (rad/s), both wheels alike.
+    current: Array
+    speed: Array
+    #: (n, 2) how far each robot moves per step (m): along what holds it, or not at all.
+    glide: Array
+    #: (n,) touching a board (which another robot may knock down meanwhile).
+    on_board: BoolArray
+
+    def pick(self, which: BoolArray) -> _Held:
+        """The robots of ``which``."""
+        return _Held(
+            self.rows[which], self.current[which], self.speed[which], self.glide[which], self.on_board[which]
+        )
+
+
+def _room_for(travel: Array, room: Array) -> BoolArray:
+    """A held robot may glide ``travel`` (m): it does not move, or it has the room."""
+    fits: BoolArray = (travel == 0.0) | (travel < room)
+    return fits
+
+
 class NativePhysics:
-    """The 2-D numpy engine: discs on ideal wheels among segments (DESIGN.md "Simulation").
+    """The 2-D numpy engine: discs on ideal wheels among segments (DESIGN.md "Simulator").
 
     Each step the wheel speeds from the motors move a robot (midpoint rule); collisions
     with walls, boxes and standing boards are resolved: a board hit faster than the
@@ -101,9 +134,18 @@ class NativePhysics:
     equation is the robot's too; blocks of steps are taken in closed form per robot
     (:meth:`MotorBank.advance`) unless its motors leave that regime or it nears an
     obstacle, so its results do not depend on the swarm size.
+
+    A robot held against something (:meth:`_held`) reaches a steady state within tens
+    of steps: pressed head-on into a wall, a corner or a board it stands still with its
+    motors at stall current; meeting a wall at an angle it slides along it at a constant
+    speed; at rest touching something it stays. Its steps then repeat, and a block of
+    them is taken at once from that fixed point (``steady_contacts``; off, every step of
+    a robot in contact is taken one by one, the reference the tests compare with).
     """
 
     name = "native"
+    #: Robots held against something in their steady state take blocks of steps at once.
+    steady_contacts = True
 
     def __init__(
         self, world: WorldConfig, models: Sequence[RobotModel], *, starts: list[Pose], dt: float
@@ -113,6 +155,8 @@ class NativePhysics:
         self.starts = starts
         self.dt = dt
         self.boards = self.geometry = WorldGeometry(world)
+        #: Steps taken one by one (robot steps: a step of three robots counts three).
+        self.exact_steps = 0
         self.reset()
 
     def reset(self) -> None:
@@ -126,6 +170,18 @@ class NativePhysics:
         self.wheel_angle = np.zeros((n, 2))
         self.motors = self.robots.motors(self.dt, loaded=True)
         self._clearance = np.full(n, -1.0)  # unknown: check collisions on the next step
+        # What the last step of a robot in contact left (NaN: it was not held): the
+        # motion left over the motion tried, that motion per metre tried, the bearing.
+        self._press = np.full(n, math.nan)
+        self._glide = np.zeros((n, 2))
+        self._bearing = np.zeros(n)
+        # How far a held robot may glide before anything but what holds it comes as
+        # near (NaN: not measured), and whether a board is within its bumpers' reach.
+        self._room = np.full(n, math.nan)
+        self._on_board = np.zeros(n, dtype=bool)
+        # Every robot held in the last block, and the inputs then (the next may be the same).
+        self._holding: _Held | None = None
+        self._held_inputs = (np.zeros((n, 2)), np.zeros((n, 2), dtype=bool))
         self.geometry.reset()
 
     def teleport(self, index: int, pose: Pose) -> None:
@@ -135,6 +191,8 @@ class NativePhysics:
         self.motors.speed[index] = 0.0
         self.motors.current[index] = 0.0
         self._clearance[index] = -1.0
+        self._press[index] = self._room[index] = math.nan
+        self._holding = None
 
     def cast(self, rays: Rays, max_range: float, rows: IndexArray | slice = slice(None)) -> Array:
         """(n, R) distances along the body-frame rays of robots ``rows`` (the plane ignores their height)."""
@@ -149,9 +207,16 @@ class NativePhysics:
         """``steps`` physics steps: in closed form per robot where possible, else one by one.
 
         A robot is stepped one by one when its motors leave the closed form (friction
-        changes direction) or when the block's travel could reach an obstacle. The
-        choice depends on that robot alone, so its results do not depend on the others.
+        changes direction) or when the block's travel could reach an obstacle, unless
+        it is held against something in its steady state (:meth:`_held`). The choice
+        depends on that robot alone, so its results do not depend on the others (but
+        for a board another robot knocks down under a robot leaning on it: that robot
+        goes on one by one from the step the board fell).
         """
+        if self._holding is not None and self._held_again(self._holding, voltage, closed, steps):
+            self._hold(self._holding, steps, start, touch)
+            return
+        self._holding = None
         robots, dt = self.robots, self.dt
         saved_current, saved_speed = self.motors.current.copy(), self.motors.speed.copy()
         speeds, exact = self.motors.advance(voltage, closed, steps)
@@ -173,17 +238,174 @@ class NativePhysics:
         self.v[rows], self.w[rows] = v[rows, -1], w[rows, -1]
         self.wheel_angle[rows] += np.add.reduce(wheel[rows], axis=-1) * dt
         self._clearance[rows] -= travel[rows]
+        self._press[rows] = math.nan
         if stepped:
             rows = np.flatnonzero(one_by_one)
             self.motors.current[rows], self.motors.speed[rows] = saved_current[rows], saved_speed[rows]
-            for offset in range(steps):
-                self._physics_step(rows, voltage, closed, start + (offset + 1) * dt, touch)
+            held = None
+            if self.steady_contacts:
+                held, rows = self._held(rows, voltage, closed, steps)
+                if held is not None and len(held.rows) == len(self.x):  # all: the next block may be alike
+                    self._holding, self._held_inputs = held, (voltage.copy(), closed.copy())
+            self._steps(rows, held, steps=steps, voltage=voltage, closed=closed, start=start, touch=touch)
+
+    def _held_again(self, held: _Held, voltage: Array, closed: BoolArray, steps: int) -> bool:
+        """Every robot was ``held`` in the last block, and is held again (the same inputs, room left)."""
+        if not self.steady_contacts:
+            return False
+        again_voltage, again_closed = self._held_inputs
+        return (
+            np.array_equal(voltage, again_voltage)
+            and np.array_equal(closed, again_closed)
+            and bool(
+                _room_for(steps * np.hypot(held.glide[:, 0], held.glide[:, 1]), self._room[held.rows]).all()
+            )
+        )
+
+    def _steps(
+        self,
+        rows: IndexArray,
+        held: _Held | None,
+        *,
+        steps: int,
+        voltage: Array,
+        closed: BoolArray,
+        start: float,
+        touch: Touch,
+    ) -> None:
+        """``steps`` exact steps of ``rows``, beside the ``held`` robots' block at once.
+
+        A board knocked down in those steps frees the held robots leaning on boards:
+        they are held up to that step and go on one by one from the next.
+        """
+        standing = None
+        if held is not None and rows.size and held.on_board.any():
+            standing = self.geometry.standing.copy()
+        for offset in range(steps):
+            if rows.size:
+                self._physics_step(rows, voltage, closed, start + (offset + 1) * self.dt, touch)
+            if (
+                standing is not None
+                and held is not None
+                and not np.array_equal(standing, self.geometry.standing)
+            ):
+                leaning = held.on_board
+                freed = held.rows[leaning]
+                self._hold(held.pick(leaning), offset + 1, start, touch)
+                self._press[freed] = self._room[freed] = math.nan  # to be looked at again
+                rows = np.union1d(rows, freed)
+                held, standing = held.pick(~leaning), None
+        if held is not None:
+            self._hold(held, steps, start, touch)
+
+    def _held(
+        self, rows: IndexArray, voltage: Array, closed: BoolArray, steps: int
+    ) -> tuple[_Held | None, IndexArray]:
+        """The robots of ``rows`` held against something in their steady state (or None), and the others.
+
+        Such a robot's last step was a contact that stalled it (or found it at rest
+        touching something); both its motors are alike (same state and voltage: it
+        does not turn) and at the fixed point of that step: with ``c`` the motion left
+        over the motion tried (1 - cos^2 of the angle between its heading and the
+        wall's normal, 0 head-on or in a corner), the shaft speed tried each step
+        ``w_t = dt (Kt V / R - Tc) / (J + b dt - c J + c dt Kt Ke / R)``, the speed
+        left ``c w_t``, the current ``(V - Ke c w_t) / R``; at rest with the drive
+        under the friction, nothing moves. The glide over the block must stay clear of
+        anything but what holds it (the room measured once, then used up), and a board
+        it touches must not fall by its pushing (the tried speed under the threshold).
+        """
+        candidate = np.flatnonzero(np.isfinite(self._press[rows]))
+        if not candidate.size:
+            return None, rows
+        ids = rows[candidate]
+        robots, dt = self.robots, self.dt
+        c = self._press[ids]
+        current, speed = self.motors.current[ids], self.motors.speed[ids]
+        volts, shut = voltage[ids], closed[ids]
+        alike = (
+            (current[:, LEFT] == current[:, RIGHT])
+            & (speed[:, LEFT] == speed[:, RIGHT])
+            & (volts[:, LEFT] == volts[:, RIGHT])
+            & (shut[:, LEFT] == shut[:, RIGHT])
+            & (self.w[ids] == 0.0)
+        )
+        volts, on = volts[:, LEFT], shut[:, LEFT]
+        resistance, kt, ke = robots.resistance[ids], robots.kt[ids], robots.ke[ids]
+        coulomb, inertia = robots.coulomb[ids], robots.loaded_inertia[ids]
+        denominator = inertia + robots.viscous[ids] * dt
+        drive = np.where(on, kt * volts / resistance, 0.0)
+        strong = np.abs(drive) > coulomb
+        tried = np.where(
+            strong,
+            dt
+            * (drive - coulomb * np.sign(volts))
+            / (denominator - c * inertia + c * dt * kt * ke / resistance),
+            0.0,
+        )
+        left = c * tried
+        fixed = np.where(on, (volts - ke * left) / resistance, 0.0)
+        settled = alike & (np.abs(speed[:, LEFT] - left) <= SPEED_TOLERANCE * (1.0 + np.abs(left)))
+        settled &= np.abs(current[:, LEFT] - fixed) <= CURRENT_TOLERANCE * (1.0 + np.abs(fixed))
+        metres = robots.wheel_radius[ids] / robots.gear[ids]
+        glide = self._glide[ids] * (tried * metres * dt)[:, None]
+        travel = steps * np.hypot(glide[:, 0], glide[:, 1])
+        unmeasured = settled & np.isnan(self._room[ids])
+        if unmeasured.any():
+            self._measure_room(ids[unmeasured], glide[unmeasured])
+        on_board = self._on_board[ids]
+        settled &= _room_for(travel, self._room[ids])
+        # The speed toward a board, bounded: friction may turn either way at rest.
+        toward = metres * (np.abs(tried) + np.where(strong, 2 * dt * coulomb / denominator, 0.0))
+        settled &= ~on_board | (toward <= self.world.push_threshold)
+        if not settled.any():
+            return None, rows
+        others = np.ones(len(rows), dtype=bool)
+        others[candidate[settled]] = False
+        return _Held(ids[settled], fixed[settled], left[settled], glide[settled], on_board[settled]), rows[
+            others
+        ]
+
+    def _measure_room(self, ids: IndexArray, glide: Array) -> None:
+        """How far robots ``ids`` may ``glide`` along what holds them, and whether a board is within reach.
+
+        Room: up to anything but what they touch coming as near as that (it would be
+        the nearest, which the bumpers feel, or hold them too), and along each segment
+        they touch, to its end (a box's corner: the contact turns there). A board
+        within reach of the bumpers may fall under another robot meanwhile.
+        """
+        robots, geometry = self.robots, self.geometry
+        radius, reach = robots.body_radius[ids, None], robots.bumper_travel[ids, None]
+        dist, _, along, segments = geometry.to_segments(np.stack([self.x[ids], self.y[ids]], axis=1))
+        touching = dist <= radius + CONTACT_SLACK
+        beyond = np.where(touching, math.inf, dist - radius)
+        delta = geometry.delta[segments]
+        heading = glide @ delta.T  # (n, S): gliding toward each segment's end (> 0) or start
+        length = np.sqrt(geometry.length_sq[segments])
+        run = np.where(heading > 0, (1.0 - along) * length, np.where(heading < 0, along * length, math.inf))
+        self._room[ids] = np.minimum(beyond, np.where(touching, run, math.inf)).min(axis=1, initial=math.inf)
+        self._on_board[ids] = ((dist <= radius + reach) & (geometry.owner[segments] >= 0)).any(axis=1)
+
+    def _hold(self, held: _Held, steps: int, start: float, touch: Touch) -> None:
+        """``steps`` steps of the ``held`` robots from their steady state, at once."""
+        if not held.rows.size:
+            return
+        ids, robots = held.rows, self.robots
+        self.x[ids] += steps * held.glide[:, 0]
+        self.y[ids] += steps * held.glide[:, 1]
+        self.v[ids] = held.speed * robots.wheel_radius[ids] / robots.gear[ids]
+        self.motors.current[ids] = held.current[:, None]
+        self.motors.speed[ids] = held.speed[:, None]
+        self.wheel_angle[ids] += (steps * self.dt * held.speed / robots.gear[ids])[:, None]
+        self._room[ids] -= steps * np.hypot(held.glide[:, 0], held.glide[:, 1])
+        touch(ids, self._bearing[ids], start + steps * self.dt)
 
     def _physics_step(
         self, rows: IndexArray, voltage: Array, closed: BoolArray, now: float, touch: Touch
     ) -> None:
         """One exact physics step of the robots in ``rows``, ending at time ``now``."""
         robots, dt = self.robots, self.dt
+        self.exact_steps += len(rows)
+        self._press[rows] = self._room[rows] = math.nan
         self.motors.step(voltage, closed, rows)
         gear = robots.gear[rows]
         wheel = self.motors.speed[rows] / gear[:, None]
@@ -222,10 +444,12 @@ class NativePhysics:
             return px, py, dist, nearest, segment
 
         px, py, dist, nearest, segment = query()
+        fell = False
         touching = dist <= radius + travel
         if touching.any():
             bearing = np.arctan2(nearest[:, 1] - py, nearest[:, 0] - px) - self.yaw[ids]
             touch(ids[touching], bearing[touching], now)
+            self._bearing[ids[touching]] = bearing[touching]
         for _ in range(3):  # a board gone or a corner can need another look
             # A robot pushed out to exactly its radius is in contact no longer.
             contact = dist < radius - CONTACT_TOLERANCE
@@ -237,6 +461,7 @@ class NativePhysics:
             owner = geometry.owner[segment]
             knocked = contact & (owner >= 0) & (approach > self.world.push_threshold)
             geometry.standing[owner[knocked]] = False
+            fell |= bool(knocked.any())
             # Each robot on its own: one that knocked a board looks again without it,
             # one that hit something solid is pushed out, whatever the others did.
             depth = np.where(contact & ~knocked, radius - dist, 0.0)
@@ -249,7 +474,14 @@ class NativePhysics:
         # Wheels slow to the motion that was left (stall against an obstacle).
         heading = self.yaw[ids]
         v_left = (dx[which] * np.cos(heading) + dy[which] * np.sin(heading)) / self.dt
-        stalled = np.abs(v_left) < np.abs(v[which]) - 1e-12
+        tried = v[which]
+        stalled = np.abs(v_left) < np.abs(tried) - 1e-12
+        if fell:  # what held them may be gone: not held until a step without a fall says so
+            self._press[ids] = math.nan
+        else:
+            self._held_by(
+                ids, touching=touching, stalled=stalled, tried=tried, left=v_left, dx=dx[which], dy=dy[which]
+            )
         if stalled.any():
             v[which[stalled]] = v_left[stalled]
             stuck = ids[stalled]
@@ -258,6 +490,27 @@ class NativePhysics:
             self.motors.speed[stuck, LEFT] = (v_left[stalled] - half_turn) * gear
             self.motors.speed[stuck, RIGHT] = (v_left[stalled] + half_turn) * gear
         return dx, dy, v
+
+    def _held_by(
+        self,
+        ids: IndexArray,
+        *,
+        touching: BoolArray,
+        stalled: BoolArray,
+        tried: Array,
+        left: Array,
+        dx: Array,
+        dy: Array,
+    ) -> None:
+        """What a contact step left for :meth:`_held`: how much of the motion tried was left, and where to."""
+        stopped = (tried == 0.0) & (dx == 0.0) & (dy == 0.0)
+        pressed = touching & stalled
+        self._press[ids] = np.where(
+            pressed, left / np.where(pressed, tried, 1.0), np.where(touching & stopped, 0.0, math.nan)
+        )
+        per_metre = np.where(pressed, 1.0 / np.where(pressed, tried * self.dt, 1.0), 0.0)
+        self._glide[ids, 0] = dx * per_metre
+        self._glide[ids, 1] = dy * per_metre
 
 
 def wrap_angle(angle: Array) -> Array:

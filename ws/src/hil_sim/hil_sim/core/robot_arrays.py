@@ -28,6 +28,12 @@ class RobotArrays:
         self.bumper_travel = np.array([m.body.bumper_travel for m in models])
         self.gear = np.array([m.motor.gear_ratio for m in models])
         self.kt = np.array([m.motor.kt for m in models])
+        self.ke = np.array([m.motor.ke for m in models])
+        self.resistance = np.array([m.motor.resistance for m in models])
+        self.viscous = np.array([m.motor.viscous for m in models])
+        self.coulomb = np.array([m.motor.coulomb for m in models])
+        #: Each motor's rotor inertia with the robot's mass reflected to its shaft (native).
+        self.loaded_inertia = np.array([m.motor.rotor_inertia + m.load_inertia for m in models])
         #: Robots by model (first appearance first): (rows, model).
         groups: dict[int, tuple[list[int], RobotModel]] = {}
         for robot, model in enumerate(models):

@@ -1,9 +1,10 @@
 """The robot the world simulator simulates: its body, its motors and its devices.
 
 A :class:`RobotModel` is everything the simulation needs to know about one robot;
-nothing in the simulator names a particular robot's devices. The profile loader
-(robot.yaml, the device library) builds one; :func:`demo_robot` builds the demo robot
-from the device library's tables. The constructor's contract:
+nothing in the simulator names a particular robot's devices.
+:func:`robot_model_from_profile` builds one from a robot profile (robot.yaml, the
+device library); :func:`demo_robot` is the shipped demo robot's. The constructor's
+contract:
 
 ``RobotModel(name, body=Body(...), motor=MotorParams(...), devices=(DeviceSpec(...), ...), urdf="")``
 
@@ -52,9 +53,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from hil_devices.core.devices import DeviceConfig
+from hil_devices.core.profile import RobotProfile, load_profile, model_devices
 from hil_sim.core.motor import MotorParams
 from hil_sim.errors import HilSimError
 
@@ -190,75 +193,72 @@ class RobotModel:
         return tuple(spec for spec in self.devices if spec.kind in kinds)
 
 
-def demo_robot(library: Mapping[str, Any] | None = None) -> RobotModel:
-    """The demo robot, from the device library's tables (hil_bridge's by default).
+def robot_model_from_profile(profile: RobotProfile) -> RobotModel:
+    """The robot model of a robot profile (:mod:`hil_devices.core.profile`).
+
+    Each device whose library type has a ``model`` becomes a :class:`DeviceSpec`
+    (:func:`~hil_devices.core.profile.model_devices`: its kind, pose, the servo it rides
+    on, its kind's parameters from the type's table, model and the profile, its wheel,
+    its tied inputs, its frame and topic); the body's ``track`` is the wheel base, its
+    footprint's radius the body's radius; ``body.motor`` goes over the motor model's
+    defaults. The kinds' own rules are :func:`hil_sim.core.devices.check_model`'s.
+
+    Raises:
+        HilSimError: a body or motor value the model refuses; names the profile's file
+            and the field.
+    """
+    where = f"{profile.source}: body"
+    body = profile.body
+    try:
+        chassis = Body(
+            wheel_radius=body.wheel_radius,
+            wheel_base=body.track,
+            body_radius=body.footprint_radius,
+            height=body.height,
+            mass=body.mass,
+            caster_x=body.caster.x,
+            caster_radius=body.caster.radius,
+        )
+    except HilSimError as exc:
+        raise HilSimError(f"{where}: {exc}") from None
+    known = [f.name for f in fields(MotorParams)]
+    unknown = sorted(set(body.motor) - set(known))
+    if unknown:
+        raise HilSimError(f"{where}.motor.{unknown[0]}: not a motor parameter (known: {', '.join(known)})")
+    try:
+        motor = MotorParams(**body.motor)
+    except HilSimError as exc:
+        raise HilSimError(f"{where}.{exc}") from None
+    devices = tuple(
+        DeviceSpec(
+            device.name,
+            device.kind,
+            Mount(device.pose.x, device.pose.y, device.pose.z, device.pose.yaw, servo=device.mount),
+            dict(device.params),
+            wheel=device.wheel,
+            ties=dict(device.ties),
+            frame=device.frame,
+            topic=device.topic,
+        )
+        for device in model_devices(profile)
+    )
+    return RobotModel(profile.name, body=chassis, motor=motor, devices=devices)
+
+
+def demo_robot(library: Mapping[str, DeviceConfig] | None = None) -> RobotModel:
+    """The demo robot: its profile (the shipped robot ``demo``) as a model.
 
     Two L298 channels (PWM on enable, levels on A/B), an LED, two front bumpers, an
     HC-SR04 and a Sharp IR ranger ahead, four photoresistors on a mast (front, left,
-    back, right) and an HMC5883L compass; the devices named as on its signal link
-    (``hil_devices/config/demo_robot_devices.yaml``).
+    back, right) and an HMC5883L compass (``hil_robots/robots/demo/robot.yaml``).
+
+    Args:
+        library: the device library (default: hil_devices').
 
     Raises:
-        HilSimError: the library lacks the sharp_ir or photoresistor config.
+        HilError: the profile does not load over ``library`` (naming the field).
     """
-    if library is None:
-        from hil_devices.core.defaults import device_library  # noqa: PLC0415 - a default only
-
-        library = device_library()
-    tables = {}
-    for name in ("sharp_ir", "photoresistor"):
-        if name not in library:
-            raise HilSimError(f"device library has no {name!r} config (needed by the robot model)")
-        tables[name] = {k: v for k, v in library[name].table.items() if k != "description"}
-    motor = {"kind": "l298n", "params": {"in_full_scale": 1.0}}
-    light_mounts = (("front", 0.0), ("left", math.pi / 2), ("back", math.pi), ("right", 3 * math.pi / 2))
-    light_radius = 0.01  # GL5506 cells (5 mm) clustered on a mast; parallax < 2 deg beyond 0.5 m
-    devices = (
-        DeviceSpec("motor_left", wheel="left", **motor),  # type: ignore[arg-type]
-        DeviceSpec("motor_right", wheel="right", **motor),  # type: ignore[arg-type]
-        DeviceSpec("led", "led", Mount(0.0, 0.0, 0.12)),
-        DeviceSpec("bumper_left", "bumper", Mount(0.085, 0.035, 0.04), {"from_deg": -15.0, "to_deg": 75.0}),
-        DeviceSpec("bumper_right", "bumper", Mount(0.085, -0.035, 0.04), {"from_deg": -75.0, "to_deg": 15.0}),
-        DeviceSpec(
-            "ultrasonic",
-            "ranger",
-            Mount(0.09, 0.0, 0.07),
-            {
-                "beam": "ultrasonic",
-                "cone_deg": 30.0,
-                "rays": 5,
-                "min_range_cm": 2.0,
-                "max_range_cm": 200.0,
-                "sigma_cm": 0.3,
-            },
-        ),
-        DeviceSpec(
-            "ir",
-            "ranger",
-            Mount(0.09, 0.02, 0.055),
-            {
-                "beam": "ir",
-                "cone_deg": 6.0,
-                "rays": 5,
-                "min_range_cm": 15.0,
-                "max_range_cm": 150.0,
-                **tables["sharp_ir"],
-            },
-        ),
-        *(
-            DeviceSpec(
-                f"light_{k}",
-                "light",
-                Mount(light_radius * math.cos(yaw), light_radius * math.sin(yaw), 0.1, yaw),
-                tables["photoresistor"],
-                frame=f"light_{side}_link",
-                topic=f"light/{side}",
-            )
-            for k, (side, yaw) in enumerate(light_mounts)
-        ),
-        DeviceSpec("compass", "compass", Mount(0.0, 0.0, 0.08), frame="mag_link", topic="mag"),
-    )
-    return RobotModel("demo", devices=devices)
+    return robot_model_from_profile(load_profile("demo", library=library))
 
 
 def _check_names(model: RobotModel) -> None:

@@ -409,14 +409,25 @@ class WorldGeometry:
         """Stand every board up again."""
         self.standing[:] = True
 
-    def closest(self, points: Array) -> tuple[Array, Array, npt.NDArray[np.intp]]:
-        """For each point (P, 2): distance to the nearest solid segment, the point on it, its index."""
+    def to_segments(self, points: Array) -> tuple[Array, Array, Array, npt.NDArray[np.intp]]:
+        """From each point (P, 2) to every solid segment (S of them).
+
+        Returns:
+            The distances (P, S), the nearest points (P, S, 2), where those lie along
+            their segments (P, S: 0 at the start, 1 at the end), and the segments'
+            indices (S,) among all.
+        """
         start, delta, length_sq, active, _ = self._solid_segments()
         rel = points[:, None, :] - start[None, :, :]
         t = np.clip(np.einsum("psk,sk->ps", rel, delta) / length_sq, 0.0, 1.0)
         nearest = start[None, :, :] + t[..., None] * delta[None, :, :]
         gap = points[:, None, :] - nearest
         dist = np.sqrt(np.einsum("psk,psk->ps", gap, gap))
+        return dist, nearest, t, active
+
+    def closest(self, points: Array) -> tuple[Array, Array, npt.NDArray[np.intp]]:
+        """For each point (P, 2): distance to the nearest solid segment, the point on it, its index."""
+        dist, nearest, _, active = self.to_segments(points)
         which = np.argmin(dist, axis=1)
         rows = np.arange(len(points))
         return dist[rows, which], nearest[rows, which], active[which].astype(np.intp)

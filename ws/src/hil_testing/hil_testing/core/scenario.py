@@ -29,9 +29,11 @@ The format, with every assertion kind (times in simulated seconds)::
     description: what it shows
     world: empty                    # a world of hil_sim (demo, empty, swarm) or a YAML path
     start: {x: 0.0, y: 0.0, yaw: 0.0}
+    robot: demo                     # a shipped robot or a robot folder (relative to this file)
+    brain: profile                  # control_loop | none | profile (the robot profile's)
     mcu: virtual                    # virtual | simavr
     physics: native                 # native | mujoco
-    firmware: ""                    # simavr: an ELF (default: robot_mcu built for the run)
+    firmware: ""                    # simavr: an ELF (default: the robot's firmware built for the run)
     behaviour: manual               # manual (default) | boards | light | swarm
     robots: 1                       # and the other run options (hil_robots, robot_spacing, radio)
     checked: false
@@ -65,6 +67,7 @@ from typing import Any
 from hil_bridge.core.defaults import telemetry_schema
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.core.options import judge, on
+from hil_bringup.core.robots import resolve_robots
 from hil_common.core.config_file import load_yaml
 from hil_common.errors import HilError
 from hil_mcu.core.simavr import check_firmware
@@ -691,10 +694,11 @@ def _boards_there(body: _Fields, count: int | None, world: tuple[str, WorldConfi
         raise body.fail("count", f"{count} boards, but the world {path} has {boards}")
 
 
-def _run_options(top: _Fields) -> dict[str, Any]:
+def _run_options(top: _Fields, base: Path) -> dict[str, Any]:
     """The run options the file gives (RUN_KEYS), each checked as its declaration says.
 
-    ``world`` and ``firmware`` are paths, resolved against the file by their own readers.
+    ``world`` and ``firmware`` are paths, resolved against the file by their own readers;
+    ``robot``'s paths (a robot folder or robot.yaml) against the file here.
     """
     found: dict[str, Any] = {}
     for name, opt in on(GraphOptions, "scenario").items():
@@ -703,6 +707,11 @@ def _run_options(top: _Fields) -> dict[str, Any]:
         value, problem = judge(opt, top.data[name])
         if problem is not None:
             raise top.fail(name, problem)
+        if name == "robot":
+            try:
+                value = resolve_robots(value, base=base)
+            except HilError as exc:
+                raise top.fail(name, str(exc)) from None
         found[name] = value
     if found.get("mcu", "virtual") not in MCU_KINDS:
         raise top.fail("mcu", f"{found['mcu']!r}: a scenario runs a simulated MCU ({', '.join(MCU_KINDS)})")
@@ -765,7 +774,7 @@ def load_scenario(path: str | Path) -> Scenario:
         faults = (spec.probability("drop"), spec.probability("corrupt"))
     events = _events(top, duration)
     assertions = _assertions(top, duration, world)
-    run = _run_options(top)
+    run = _run_options(top, path.parent)
     scenario = Scenario(
         name=top.text("name", path.stem),
         path=path,

@@ -9,8 +9,11 @@ one set of numpy operations.
 
 A kind declares:
 
-* ``PARAMS``: what a robot model may set per device (:class:`Param`: default, range
-  or choices, unit, description); :func:`resolve_params` fills the defaults and checks;
+* its parameters, not here but once in hil_devices' ``config/models.json``
+  (:mod:`hil_devices.core.models`), which the device library and the robot profiles
+  read too: a subclass with a ``KIND`` gets them as ``PARAMS`` (:class:`Param`: default,
+  range or choices, unit, description) and its ``DESCRIPTION`` from there;
+  :func:`resolve_params` fills the defaults and checks;
 * ``INPUTS``: the columns of :attr:`DeviceModel.inputs`, the values the MCU drives (the
   INPUT signals of the signal link, as the device library's JSON names them);
 * ``OUTPUTS``: the columns of :attr:`DeviceModel.outputs`: the OUTPUT signals the MCU
@@ -36,6 +39,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from hil_devices.core.models import model_kinds, models_path
+from hil_devices.core.params import DeviceParam
 from hil_sim.errors import HilSimError
 
 if TYPE_CHECKING:
@@ -64,6 +69,18 @@ class Param:
     unit: str = ""
     choices: tuple[str, ...] = ()
     table: bool = False
+
+
+def _param(declared: DeviceParam) -> Param:
+    return Param(
+        declared.default,
+        declared.description,
+        declared.min,
+        declared.max,
+        declared.unit,
+        declared.choices,
+        declared.table,
+    )
 
 
 def resolve_params(kind: type[DeviceModel], spec: DeviceSpec, where: str) -> dict[str, Any]:
@@ -172,6 +189,7 @@ class DeviceModel:
     """
 
     KIND: ClassVar[str] = ""
+    #: From ``config/models.json`` (module docstring).
     DESCRIPTION: ClassVar[str] = ""
     PARAMS: ClassVar[Mapping[str, Param]] = {}
     INPUTS: ClassVar[tuple[str, ...]] = ()
@@ -182,6 +200,16 @@ class DeviceModel:
     DRIVER: ClassVar[bool] = False
     #: A servo: devices may ride on it (:meth:`angle`).
     JOINT: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A kind (a subclass with a ``KIND``) takes its parameters and description from models.json."""
+        super().__init_subclass__(**kwargs)
+        if cls.KIND:
+            declared = model_kinds().get(cls.KIND)
+            if declared is None:
+                raise HilSimError(f"device model kind {cls.KIND}: not declared in {models_path()}")
+            cls.DESCRIPTION = declared.description
+            cls.PARAMS = {name: _param(p) for name, p in declared.params.items()}
 
     def __init__(self, specs: Sequence[DeviceSpec], *, robots: int, model: RobotModel, where: str) -> None:
         self.specs = tuple(specs)

@@ -16,12 +16,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from hil_sim.core.devices.base import Array, BoolArray, DeviceModel, Param
+from hil_sim.core.devices.base import Array, BoolArray, DeviceModel
 from hil_sim.core.motor import ENABLE_FULL
 from hil_sim.core.robot_model import WHEELS, DeviceSpec, RobotModel
-
-#: Every driver's ``direction`` parameter.
-DIRECTION = Param(1, "1: positive drive turns the wheel forward; -1: the motor is wired the other way", -1, 1)
 
 
 def duty(value: Array, full: float | Array = ENABLE_FULL) -> Array:

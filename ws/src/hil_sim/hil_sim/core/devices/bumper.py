@@ -11,12 +11,11 @@ places its frame. Signal ``pressed`` (0/1), read as the state is at that moment.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from collections.abc import Sequence
 
 import numpy as np
 
-from hil_sim.core.devices.base import Array, BoolArray, DeviceModel, IndexArray, Param, Scene
+from hil_sim.core.devices.base import Array, BoolArray, DeviceModel, IndexArray, Scene
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
 
 
@@ -24,14 +23,6 @@ class Bumper(DeviceModel):
     """Every bumper switch of a group of robots (module docstring)."""
 
     KIND = "bumper"
-    DESCRIPTION = "contact switch closed by a touch within its bearing sector"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "from_deg": Param(
-            -75.0, "the sector's clockwise edge (contact bearing, body frame)", -180.0, 180.0, "deg"
-        ),
-        "to_deg": Param(75.0, "the sector's counter-clockwise edge", -180.0, 180.0, "deg"),
-        "hold_s": Param(0.05, "how long a touch keeps the switch closed", 0.0, 10.0, "s"),
-    }
     OUTPUTS = ("pressed",)
 
     def __init__(self, specs: Sequence[DeviceSpec], *, robots: int, model: RobotModel, where: str) -> None:

@@ -9,9 +9,8 @@ Signal ``heading`` (deg); ``bx``, ``by``, ``bz`` (T) for the MagneticField topic
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
 
-from hil_sim.core.devices.base import Array, DeviceModel, Mounts, Param, Scene
+from hil_sim.core.devices.base import Array, DeviceModel, Mounts, Scene
 from hil_sim.core.robot_model import DeviceSpec
 from hil_sim.core.sensors import heading_deg
 
@@ -20,12 +19,6 @@ class Compass(DeviceModel):
     """Every compass of a group of robots (module docstring)."""
 
     KIND = "compass"
-    DESCRIPTION = "magnetometer giving the heading of the earth's field"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "sigma_t": Param(
-            3.5e-7, "Gaussian noise per axis (3.5e-7 T: about a degree of heading)", 0.0, 1e-4, "T"
-        ),
-    }
     OUTPUTS = ("heading", "bx", "by", "bz")
 
     @classmethod

@@ -9,13 +9,12 @@ fraction of the supply. Input ``pulse_us``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from collections.abc import Sequence
 
 import numpy as np
 
-from hil_sim.core.devices.base import Array, BoolArray, Param
-from hil_sim.core.devices.bridge import DIRECTION, Driver
+from hil_sim.core.devices.base import Array, BoolArray
+from hil_sim.core.devices.bridge import Driver
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
 
 
@@ -23,13 +22,6 @@ class CrServo(Driver):
     """Every continuous-rotation servo wheel of a group of robots (module docstring)."""
 
     KIND = "cr_servo"
-    DESCRIPTION = "continuous-rotation servo driving a wheel: pulse width to speed"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "centre_us": Param(1500.0, "pulse width at which it stops", 500.0, 2500.0, "us"),
-        "span_us": Param(500.0, "pulse width from centre to full speed", 10.0, 2000.0, "us"),
-        "deadband_us": Param(10.0, "pulse widths this close to the centre stop it", 0.0, 500.0, "us"),
-        "direction": DIRECTION,
-    }
     INPUTS = ("pulse_us",)
 
     def __init__(self, specs: Sequence[DeviceSpec], *, robots: int, model: RobotModel, where: str) -> None:

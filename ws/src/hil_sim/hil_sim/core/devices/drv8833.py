@@ -10,21 +10,16 @@ The bridge counts as closed when any part of the period drives or brakes. Inputs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from hil_sim.core.devices.base import Array, BoolArray, Param
-from hil_sim.core.devices.bridge import DIRECTION, Driver, duty
+from hil_sim.core.devices.base import Array, BoolArray
+from hil_sim.core.devices.bridge import Driver, duty
 
 
 class Drv8833(Driver):
     """Every DRV8833 channel of a group of robots (module docstring)."""
 
     KIND = "drv8833"
-    DESCRIPTION = "DRV8833 H-bridge channel: two PWM inputs, slow and fast decay"
-    PARAMS: ClassVar[Mapping[str, Param]] = {"direction": DIRECTION}
     INPUTS = ("in1", "in2")
 
     def bridge(self, inputs: Array) -> tuple[Array, BoolArray]:

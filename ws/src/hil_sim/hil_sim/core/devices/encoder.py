@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
 
 import numpy as np
 
-from hil_sim.core.devices.base import DeviceModel, Param, Scene
+from hil_sim.core.devices.base import DeviceModel, Scene
 from hil_sim.core.robot_model import WHEELS, DeviceSpec, RobotModel
 
 #: The link's position signal is a 16-bit counter.
@@ -28,13 +27,6 @@ class Encoder(DeviceModel):
     """Every wheel encoder of a group of robots (module docstring)."""
 
     KIND = "encoder"
-    DESCRIPTION = "wheel encoder: the wheel's position in counts"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "counts_per_rev": Param(12, "lines (or magnet poles) per turn of the shaft it sits on", 1, 100000),
-        "gear_ratio": Param(1.0, "turns of that shaft per wheel turn (1: on the wheel)", 0.001, 10000.0),
-        "quadrature": Param(1, "1: two channels, counted on every edge (x4); 0: one channel", 0, 1),
-        "direction": Param(1, "1: counts up as the wheel turns forward; -1: down", -1, 1),
-    }
     OUTPUTS = ("position", "count")
     WHEEL = True
 

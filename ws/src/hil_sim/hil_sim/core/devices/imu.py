@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
 
 import numpy as np
 
-from hil_sim.core.devices.base import Array, DeviceModel, Mounts, Param, Scene
+from hil_sim.core.devices.base import Array, DeviceModel, Mounts, Scene
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
 
 #: Standard gravity (m/s^2).
@@ -31,21 +30,6 @@ class Imu(DeviceModel):
     """Every IMU of a group of robots (module docstring)."""
 
     KIND = "imu"
-    DESCRIPTION = "MPU-6050 accelerometer and gyroscope"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "accel_noise_ug": Param(400.0, "accelerometer noise density", 0.0, 100000.0, "ug/sqrt(Hz)"),
-        "gyro_noise_mdps": Param(5.0, "gyroscope noise density", 0.0, 100000.0, "mdeg/s/sqrt(Hz)"),
-        "bandwidth_hz": Param(260.0, "the digital low-pass filter's bandwidth", 1.0, 10000.0, "Hz"),
-        **{
-            f"accel_bias_{axis}_mg": Param(0.0, f"accelerometer bias along {axis}", -2000.0, 2000.0, "mg")
-            for axis in "xyz"
-        },
-        **{
-            f"gyro_bias_{axis}_dps": Param(0.0, f"gyroscope bias about {axis}", -250.0, 250.0, "deg/s")
-            for axis in "xyz"
-        },
-        "temp_c": Param(25.0, "the die's temperature", -40.0, 85.0, "C"),
-    }
     OUTPUTS = ("ax", "ay", "az", "gx", "gy", "gz", "temp")
 
     def __init__(self, specs: Sequence[DeviceSpec], *, robots: int, model: RobotModel, where: str) -> None:

@@ -11,26 +11,16 @@ IN2: 0..``in_full_scale``; 1 for levels, 1024 for PWM duties).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from hil_sim.core.devices.base import Array, BoolArray, Param
-from hil_sim.core.devices.bridge import DIRECTION, Driver, duty
+from hil_sim.core.devices.base import Array, BoolArray
+from hil_sim.core.devices.bridge import Driver, duty
 
 
 class L298n(Driver):
     """Every L298 channel of a group of robots (module docstring)."""
 
     KIND = "l298n"
-    DESCRIPTION = "L298 H-bridge channel: enable, IN1, IN2"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "in_full_scale": Param(
-            1024.0, "value of IN1/IN2 always high: 1 (levels) or 1024 (PWM duties)", 1.0, 1024.0
-        ),
-        "direction": DIRECTION,
-    }
     INPUTS = ("enable", "a", "b")
 
     def bridge(self, inputs: Array) -> tuple[Array, BoolArray]:

@@ -7,21 +7,16 @@ the bridge is always closed. Inputs: ``ia``, ``ib`` (0..1024).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from hil_sim.core.devices.base import Array, BoolArray, Param
-from hil_sim.core.devices.bridge import DIRECTION, Driver, duty
+from hil_sim.core.devices.base import Array, BoolArray
+from hil_sim.core.devices.bridge import Driver, duty
 
 
 class L9110s(Driver):
     """Every L9110S channel of a group of robots (module docstring)."""
 
     KIND = "l9110s"
-    DESCRIPTION = "L9110S H-bridge channel: two PWM inputs, braking when equal"
-    PARAMS: ClassVar[Mapping[str, Param]] = {"direction": DIRECTION}
     INPUTS = ("ia", "ib")
 
     def bridge(self, inputs: Array) -> tuple[Array, BoolArray]:

@@ -16,7 +16,6 @@ class Led(DeviceModel):
     """Every LED of a group of robots (module docstring)."""
 
     KIND = "led"
-    DESCRIPTION = "LED on an MCU output pin"
     INPUTS = ("active",)
     OUTPUTS = ("lit",)
 

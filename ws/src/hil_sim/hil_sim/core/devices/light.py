@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
 
 import numpy as np
 
-from hil_sim.core.devices.base import Array, DeviceModel, IndexArray, Mounts, Param, Scene
+from hil_sim.core.devices.base import Array, DeviceModel, IndexArray, Mounts, Scene
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
 from hil_sim.core.sensors import PhotoresistorModel, light_readings
 
@@ -29,14 +28,6 @@ class Light(DeviceModel):
     """Every photoresistor of a group of robots (module docstring)."""
 
     KIND = "light"
-    DESCRIPTION = "photoresistor facing its mount's yaw, reading the world's light"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "angle_deg": Param(None, "the response table's angles off the cell's axis", table=True, unit="deg"),
-        "response": Param(None, "relative response at each angle", table=True),
-        "intensity": Param(None, "noise-free readings at which the error model is given", table=True),
-        "error_bound": Param(None, "largest relative error at each intensity", table=True),
-        "exact_probability": Param(None, "probability of an exact reading at each intensity", table=True),
-    }
     OUTPUTS = ("reading",)
 
     def __init__(self, specs: Sequence[DeviceSpec], *, robots: int, model: RobotModel, where: str) -> None:

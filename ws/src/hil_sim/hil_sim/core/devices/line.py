@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from hil_sim.core.devices.base import Array, DeviceModel, Mounts, Param, Scene
+from hil_sim.core.devices.base import Array, DeviceModel, Mounts, Scene
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
 from hil_sim.core.sensors import ADC_MAX, clip
 
@@ -32,19 +32,6 @@ class LineSensor(DeviceModel):
     """Every line sensor of a group of robots (module docstring)."""
 
     KIND = "line"
-    DESCRIPTION = "IR reflectance sensor looking down at the floor's markings"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "output": Param(
-            "analog",
-            "analog (an ADC reading) or digital (the comparator's output)",
-            choices=("analog", "digital"),
-        ),
-        "spot_mm": Param(3.0, "radius of the floor spot it sees", 0.1, 50.0, "mm"),
-        "counts_black": Param(950.0, "analog reading over reflectance 0", 0.0, 1023.0, "ADC counts"),
-        "counts_white": Param(40.0, "analog reading over reflectance 1", 0.0, 1023.0, "ADC counts"),
-        "sigma_counts": Param(2.0, "analog reading's Gaussian noise", 0.0, 100.0, "ADC counts"),
-        "threshold": Param(0.5, "digital: reflectance below which it reports a line", 0.0, 1.0),
-    }
     OUTPUTS = ("reading", "detected", "reflectance")
 
     def __init__(self, specs: Sequence[DeviceSpec], *, robots: int, model: RobotModel, where: str) -> None:

@@ -7,21 +7,16 @@ closed. Inputs: ``pwm`` (0..1024), ``dir`` (level).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
 import numpy as np
 
-from hil_sim.core.devices.base import Array, BoolArray, Param
-from hil_sim.core.devices.bridge import DIRECTION, Driver, duty, level
+from hil_sim.core.devices.base import Array, BoolArray
+from hil_sim.core.devices.bridge import Driver, duty, level
 
 
 class PwmDir(Driver):
     """Every sign-magnitude driver channel of a group of robots (module docstring)."""
 
     KIND = "pwm_dir"
-    DESCRIPTION = "sign-magnitude motor driver: PWM and DIR"
-    PARAMS: ClassVar[Mapping[str, Param]] = {"direction": DIRECTION}
     INPUTS = ("pwm", "dir")
 
     def bridge(self, inputs: Array) -> tuple[Array, BoolArray]:

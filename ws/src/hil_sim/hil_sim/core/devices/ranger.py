@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from hil_sim.core.devices.base import Array, DeviceModel, IndexArray, Mounts, Param, Scene
+from hil_sim.core.devices.base import Array, DeviceModel, IndexArray, Mounts, Scene
 from hil_sim.core.physics_types import Rays
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
 from hil_sim.core.sensors import SharpIrModel, ultrasonic_cm
@@ -42,23 +42,6 @@ class Ranger(DeviceModel):
     """Every ranger of a group of robots (module docstring)."""
 
     KIND = "ranger"
-    DESCRIPTION = "ultrasonic or IR distance sensor: nearest return within a cone of rays"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "beam": Param("ultrasonic", "what it senses with", choices=("ultrasonic", "ir")),
-        "cone_deg": Param(30.0, "full width of the cone its rays spread over", 0.0, 180.0, "deg"),
-        "rays": Param(5, "rays cast across the cone", 1, 64),
-        "min_range_cm": Param(2.0, "shortest distance it reads", 0.0, 1000.0, "cm"),
-        "max_range_cm": Param(
-            400.0, "longest distance it reads (nothing in range reads this)", 1.0, 1000.0, "cm"
-        ),
-        "sigma_cm": Param(0.3, "ultrasonic: Gaussian noise of a reading", 0.0, 100.0, "cm"),
-        "distance_cm": Param((), "ir: the table's distances, increasing", table=True, unit="cm"),
-        "voltage_v": Param(
-            (), "ir: the output voltage at each table distance, decreasing", table=True, unit="V"
-        ),
-        "error_probability": Param(0.0, "ir: probability of a reading scaled down (and of one up)", 0.0, 0.5),
-        "error_bound": Param(0.0, "ir: largest relative error of a scaled reading", 0.0, 1.0),
-    }
     OUTPUTS = ("distance", "voltage", "true_cm")
 
     def __init__(self, specs: Sequence[DeviceSpec], *, robots: int, model: RobotModel, where: str) -> None:

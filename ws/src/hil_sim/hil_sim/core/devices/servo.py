@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
 
 import numpy as np
 
-from hil_sim.core.devices.base import Array, DeviceModel, Param
+from hil_sim.core.devices.base import Array, DeviceModel
 from hil_sim.core.robot_model import DeviceSpec, RobotModel
 
 
@@ -26,15 +25,6 @@ class Servo(DeviceModel):
     """Every positional servo of a group of robots (module docstring)."""
 
     KIND = "servo"
-    DESCRIPTION = "hobby servo: pulse width to a joint angle, at its speed"
-    PARAMS: ClassVar[Mapping[str, Param]] = {
-        "min_pulse_us": Param(544.0, "pulse width of 0 degrees (Servo.h's default)", 100.0, 5000.0, "us"),
-        "max_pulse_us": Param(2400.0, "pulse width of range_deg", 100.0, 5000.0, "us"),
-        "range_deg": Param(180.0, "the horn's travel", 1.0, 360.0, "deg"),
-        "speed_deg_s": Param(
-            600.0, "how fast the horn turns (SG90: 60 degrees in 0.1 s)", 1.0, 100000.0, "deg/s"
-        ),
-    }
     INPUTS = ("pulse_us",)
     OUTPUTS = ("angle",)
     JOINT = True

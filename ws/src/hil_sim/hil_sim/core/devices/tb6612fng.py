@@ -8,19 +8,14 @@ short brake while it is low; low/high: back; both high: short brake; both low: s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
-
-from hil_sim.core.devices.base import Array, BoolArray, Param
-from hil_sim.core.devices.bridge import DIRECTION, Driver, duty, level
+from hil_sim.core.devices.base import Array, BoolArray
+from hil_sim.core.devices.bridge import Driver, duty, level
 
 
 class Tb6612fng(Driver):
     """Every TB6612FNG channel of a group of robots (module docstring)."""
 
     KIND = "tb6612fng"
-    DESCRIPTION = "TB6612FNG H-bridge channel: PWM, IN1, IN2, STBY"
-    PARAMS: ClassVar[Mapping[str, Param]] = {"direction": DIRECTION}
     INPUTS = ("pwm", "in1", "in2", "stby")
 
     def bridge(self, inputs: Array) -> tuple[Array, BoolArray]:
