@@ -3,12 +3,17 @@
 
 Each benchmark prints one JSON object as its last line of stdout:
 ``{"name", "figures": {...}, "target": {...}, "baseline": {...}}`` (optional
-``"notes"``). A target is ``"<= x"`` or ``">= x"`` on the figure of the same key,
-or free text. The runner writes ``bench/results/latest.json`` and
-``bench/results/latest.md`` (a table per benchmark, targets marked met or missed)
-and gives each benchmark ``--plot bench/results/<name>.png`` when it accepts one.
+``"notes"``). A target is ``"<= x"``, ``">= x"``, ``"< x"`` or ``"> x"`` on the figure
+of the same key, or free text (no operator first; never marked). A target that starts
+with an operator and does not read as one is refused, so no target goes unmarked by a
+typo. The runner writes ``bench/results/latest.json`` and ``bench/results/latest.md``:
+first every target of every benchmark, marked met or missed from the figure the
+benchmark printed (missed when it printed none), with the tally; then a table per
+benchmark. It gives each benchmark ``--plot bench/results/<name>.png`` when it accepts
+one.
 
-Usage: ``python tools/run_bench.py [NAME ...]`` runs only the named benchmarks.
+Usage: ``python tools/run_bench.py [NAME ...]`` runs only the named benchmarks;
+``--render`` only rewrites ``latest.md`` from ``latest.json``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -28,6 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
 REQUIRED = ("name", "figures", "target", "baseline")
+# A target starting with one of these is meant as a comparison: it must parse as one.
+OPERATOR_START = ("<", ">", "=", "\u2264", "\u2265")
+# An operator, then a number; anything else starting with an operator is a broken target.
+TARGET = re.compile(r"^(<=|>=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$")
+NO_FIGURE = "missed (no figure)"
 TIMEOUT_S = 1800
 
 
@@ -52,22 +63,71 @@ def run_one(path: Path) -> dict[str, Any]:
     missing = [key for key in REQUIRED if key not in result]
     if missing:
         raise BenchError(f"{path.name}: result lacks {missing}")
+    for key, target in result["target"].items():
+        meant_as_comparison = isinstance(target, str) and target.strip().startswith(OPERATOR_START)
+        if meant_as_comparison and parse_target(target) is None:
+            raise BenchError(
+                f"{path.name}: target {key!r} is {target!r}; a target reads '<= x', '>= x', '< x' or '> x'"
+            )
     return result
 
 
+def parse_target(target: Any) -> tuple[str, float] | None:
+    """``(operator, limit)`` of a comparison target, None for free text or a broken one."""
+    if not isinstance(target, str):
+        return None
+    match = TARGET.match(target.strip())
+    if match is None:
+        return None
+    return match.group(1), float(match.group(2))
+
+
 def verdict(target: Any, value: Any) -> str:
-    if not isinstance(target, str) or not isinstance(value, (int, float)):
+    """``met`` or ``missed`` for a comparison target, ``""`` for free text.
+
+    A comparison target whose figure is missing or not a number is missed: a benchmark
+    that stopped printing the figure must not look like it met the target.
+    """
+    parsed = parse_target(target)
+    if parsed is None:
         return ""
-    op, _, bound = target.partition(" ")
-    try:
-        limit = float(bound)
-    except ValueError:
-        return ""
-    if op == "<=":
-        return "met" if value <= limit else "missed"
-    if op == ">=":
-        return "met" if value >= limit else "missed"
-    return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return NO_FIGURE
+    op, limit = parsed
+    met = {"<=": value <= limit, ">=": value >= limit, "<": value < limit, ">": value > limit}[op]
+    return "met" if met else "missed"
+
+
+def target_rows(results: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]:
+    """Every comparison target of every benchmark, marked, with the tally first."""
+    rows: list[str] = []
+    tally = {"met": 0, "missed": 0}
+    for result in results:
+        if "error" in result:
+            continue
+        measured = result.get("measured")
+        when = "" if not measured or measured.get("commit") == meta["commit"] else f"`{measured['commit']}`"
+        for key, target in result["target"].items():
+            mark = verdict(target, result["figures"].get(key))
+            if not mark:
+                continue
+            tally["missed" if mark.startswith("missed") else "met"] += 1
+            value = result["figures"].get(key, "")
+            rows.append(f"| {result['name']} | {key} | {value} | {target} | {mark} | {when} |")
+    failed = [result["name"] for result in results if "error" in result]
+    head = [f"{tally['met']} met, {tally['missed']} missed"]
+    if failed:
+        head.append(f"not measured (failed): {', '.join(failed)}")
+    return [
+        "## Targets",
+        "",
+        "; ".join(head),
+        "",
+        "| benchmark | figure | value | target | | measured at |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
 
 
 def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
@@ -77,6 +137,7 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"{meta['date']} · commit `{meta['commit']}` · {meta['machine']} · {meta['cpus']} CPUs · "
         f"Python {meta['python']}",
         "",
+        *target_rows(results, meta),
     ]
     for result in results:
         out += [f"## {result['name']}", ""]
@@ -92,7 +153,7 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             out.append(f"| {key} | {value} | {target} | {verdict(target, value)} |")
         for key, target in result["target"].items():
             if key not in result["figures"]:
-                out.append(f"| {key} | | {target} | |")
+                out.append(f"| {key} | | {target} | {verdict(target, None)} |")
         out += ["", "| baseline | value |", "|---|---|"]
         out += [f"| {key} | {value} |" for key, value in result["baseline"].items()]
         if result.get("notes"):
@@ -122,12 +183,30 @@ def merged(fresh: list[dict[str, Any]], latest: Path) -> list[dict[str, Any]]:
     return [by_name[name] for name in sorted(by_name)]
 
 
+def render(latest: Path) -> int:
+    """Rewrite ``latest.md`` beside ``latest`` from it (the marking without a bench run)."""
+    try:
+        saved = json.loads(latest.read_text())
+        text = markdown(saved["results"], saved["meta"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        print(f"run_bench: cannot render {latest}: {exc}", file=sys.stderr)
+        return 2
+    (latest.parent / "latest.md").write_text(text)
+    print(f"results: {latest.parent / 'latest.md'}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("names", nargs="*", help="benchmark names (file stems); default: all")
+    parser.add_argument(
+        "--render", action="store_true", help="only rewrite latest.md from latest.json; run no benchmark"
+    )
     args = parser.parse_args()
+    if args.render:
+        return render(RESULTS / "latest.json")
     paths = sorted(p for p in BENCH.glob("*.py") if not p.name.startswith("_"))
     if args.names:
         paths = [p for p in paths if p.stem in args.names]
