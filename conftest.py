@@ -15,7 +15,11 @@
   checks its own children at the end; a worker's leftovers reach the controller in its
   ``workeroutput`` and fail the run there. Tests marked ``serial`` cannot share the
   machine with a neighbour: a parallel run leaves them out (its header says so) and
-  ``--only-serial`` runs just them, as the second pass of ``make test`` does.
+  ``--only-serial`` runs just them, as the second pass of ``make test`` does. The
+  controller keeps each test's duration in pytest's cache (``hil/durations``) and the
+  workers collect the slowest test files first: xdist hands tests out in collection
+  order, so the long runs start at once and the short ones fill in beside them, instead
+  of one long test started last holding the run while the other worker idles.
 """
 
 from __future__ import annotations
@@ -122,7 +126,13 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the serial tests out of a parallel run; with ``--only-serial`` run only them."""
+    """Leave the serial tests out of a parallel run; with ``--only-serial`` run only them.
+
+    A worker orders the test files slowest first by the durations of earlier runs
+    (every worker reads the same cache, so all collect the same order, as xdist
+    requires); a file's tests keep their order (its module fixtures are set up once
+    per worker), files never timed come last in their order.
+    """
     only_serial = config.getoption("only_serial")
     if not only_serial and not _is_worker(config):
         return
@@ -132,6 +142,49 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    if _is_worker(config):
+        module_s: dict[str, float] = {}
+        for nodeid, seconds in _cached_durations(config).items():
+            module = nodeid.split("::", 1)[0]
+            module_s[module] = module_s.get(module, 0.0) + seconds
+        items.sort(key=lambda item: -module_s.get(item.nodeid.split("::", 1)[0], 0.0))
+
+
+#: Tests shorter than this are left out of the duration cache: their order does not matter.
+DURATION_KEPT_S = 0.5
+_DURATIONS_KEY = "hil/durations"
+
+
+def _cached_durations(config: pytest.Config) -> dict[str, float]:
+    cache = getattr(config, "cache", None)  # None with -p no:cacheprovider
+    saved = cache.get(_DURATIONS_KEY, {}) if cache is not None else {}
+    if not isinstance(saved, dict):
+        return {}
+    return {k: float(v) for k, v in saved.items() if isinstance(k, str) and isinstance(v, (int, float))}
+
+
+class _DurationLog:
+    """Controller of a parallel run: each test's time (setup, call, teardown) into the cache."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.times: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.times[report.nodeid] = self.times.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        cache = getattr(self.config, "cache", None)
+        if cache is None or not self.times:
+            return
+        kept = _cached_durations(self.config)
+        kept.update(self.times)
+        cache.set(_DURATIONS_KEY, {k: round(v, 2) for k, v in sorted(kept.items()) if v >= DURATION_KEPT_S})
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _is_controller(session.config):
+        session.config.pluginmanager.register(_DurationLog(session.config), "hil_duration_log")
 
 
 @pytest.fixture(scope="session")

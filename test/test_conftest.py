@@ -44,14 +44,16 @@ def test_serial():
 """
 
 
-def run_inner(folder: Path, tests: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_inner(
+    folder: Path, tests: str, *args: str, name: str = "test_inner.py", cache: bool = False
+) -> subprocess.CompletedProcess[str]:
     shutil.copy(ROOT_CONFTEST, folder / "conftest.py")
     (folder / "pytest.ini").write_text(INI)
     (folder / "record.py").write_text(RECORD)
-    (folder / "test_inner.py").write_text(tests)
+    (folder / name).write_text(tests)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        [sys.executable, "-m", "pytest", *([] if cache else ["-p", "no:cacheprovider"]), "-q", *args],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -106,3 +108,51 @@ def test_only_serial_refuses_workers(tmp_path: Path) -> None:
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout + result.stderr
     assert "--only-serial runs the tests that cannot share the machine: not with -n" in result.stderr
     assert seen(tmp_path) == []
+
+
+def test_a_parallel_run_starts_the_test_files_that_took_longest_last_time_first(tmp_path: Path) -> None:
+    quick = "\nfrom record import record\n" + "".join(
+        f"\ndef test_q{i}():\n    record('q{i}', at=__import__('time').monotonic_ns())\n" for i in range(3)
+    )
+    slow = """
+import time
+from record import record
+
+def test_slow():
+    record("slow", at=time.monotonic_ns())
+    time.sleep(0.8)
+
+def test_after_slow():
+    record("after_slow", at=time.monotonic_ns())
+"""
+    (tmp_path / "test_b_slow.py").write_text(slow)
+    order = []
+    for _ in range(2):  # the first run times the files, the second is ordered by those times
+        result = run_inner(tmp_path, quick, "-n", "1", name="test_a_quick.py", cache=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+        order.append([r["name"] for r in sorted(seen(tmp_path), key=lambda r: int(r["at"]))])
+        for path in tmp_path.glob("*.json"):
+            path.unlink()
+    assert order == [
+        ["q0", "q1", "q2", "slow", "after_slow"],  # nothing timed yet: the files' order
+        ["slow", "after_slow", "q0", "q1", "q2"],  # the slow file first, its tests in their order
+    ]
+    cached = json.loads((tmp_path / ".pytest_cache" / "v" / "hil" / "durations").read_text())
+    assert list(cached) == ["test_b_slow.py::test_slow"], cached  # only tests of 0.5 s or more
+    assert cached["test_b_slow.py::test_slow"] >= 0.8
+
+
+def test_a_serial_run_keeps_the_order_of_the_files(tmp_path: Path) -> None:
+    (tmp_path / "test_b_slow.py").write_text(
+        "import time\nfrom record import record\n\ndef test_slow():\n"
+        "    record('slow', at=time.monotonic_ns())\n    time.sleep(0.6)\n"
+    )
+    quick = (
+        "from record import record\n\ndef test_q():\n    record('q', at=__import__('time').monotonic_ns())\n"
+    )
+    for args in (["-n", "1"], []):  # a timed parallel run, then a serial one
+        for path in tmp_path.glob("*.json"):
+            path.unlink()
+        result = run_inner(tmp_path, quick, *args, name="test_a_quick.py", cache=True)
+        assert result.returncode == 0, result.stdout + result.stderr
+    assert [r["name"] for r in sorted(seen(tmp_path), key=lambda r: int(r["at"]))] == ["q", "slow"]
