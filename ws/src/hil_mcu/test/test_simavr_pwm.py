@@ -97,6 +97,25 @@ def test_a_pin_switched_between_pwm_and_digital_writes_reads_what_it_shows(board
         rig.close()
 
 
+@pytest.mark.parametrize(("board", "pin"), [("uno", 11), ("uno", 9), ("mega2560", 44)])
+def test_a_pwm_pin_used_as_a_digital_output_shows_its_level_however_seldom_it_changes(
+    board: str, pin: int
+) -> None:
+    """A direction pin on a timer pin (an L298's IN3 on 11): HIGH, LOW, HIGH over seconds is HIGH now.
+
+    Its edges are no wave: a slow change of level is no 60 % duty (the motor would turn
+    at 60 % of its speed for seconds).
+    """
+    rig = pwm_rig(board, (pin,))
+    try:
+        for level, hold in [(1, 0.4), (0, 1.2), (1, 0.01), (1, 2.0), (0, 0.3), (1, 0.01)]:
+            after(rig, f"d {pin} {level}")
+            rig.advance(hold)
+            assert duty(rig, pin) == 255.0 * level, (level, hold, duty(rig, pin))
+    finally:
+        rig.close()
+
+
 def test_pwm_pins_the_firmware_never_drives_are_reported() -> None:
     rig = pwm_rig("uno", (3, 5, 6, 10))
     try:
