@@ -31,7 +31,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hil_bringup.core.done import all_boards_down, light_reached
 from hil_common.core.kinematics import wrap_angle
@@ -39,7 +39,16 @@ from hil_common.core.leftovers import remove_dead_dds_segments
 from hil_common.core.param_spec import validate_all
 from hil_common.core.shutdown import ShutdownSignals, shutdown_signals
 from hil_common.errors import HilError
-from hil_testing.core.checks import Check, GotoCheck, Judged, Observation
+from hil_testing.core.checks import (
+    Check,
+    GotoCheck,
+    Judged,
+    LedShows,
+    Observation,
+    SerialExpect,
+    SerialForbid,
+    ToneHeard,
+)
 from hil_testing.core.junit import CaseResult, SuiteResult, write_junit
 from hil_testing.core.scenario import (
     Action,
@@ -274,6 +283,17 @@ class ScenarioRun:
         else:
             self.session.set(action.device, action.value, for_=action.seconds, signal=action.signal)
 
+    def events(self) -> dict[str, list[dict[str, Any]]]:
+        """What each check saw happen (serial matches, tones, LED colours), by its label, for the metrics."""
+        return {
+            check.label: [
+                {"start_s": round(e.start, 4), "end_s": round(e.end, 4), "text": e.text}
+                for e in check.events()
+            ]
+            for check in self.checks
+            if isinstance(check, (SerialExpect, SerialForbid, ToneHeard, LedShows))
+        }
+
     def write_transcripts(self, folder: Path) -> list[Path]:
         """Each UART's transcript as ``serial_uart<N>.log`` (the bytes as received); their paths."""
         paths = []
@@ -367,6 +387,7 @@ def run_scenario(
     wall = time.monotonic() - started
     out = ""
     if report_dir is not None:
+        happened = run.events()
         run.log.metrics["scenario"] = {
             "file": str(scenario.path),
             "passed": all(c.passed for c in cases),
@@ -380,6 +401,7 @@ def run_scenario(
                     "passed": c.passed,
                     "detail": c.detail,
                     "span_s": None if c.span is None else [round(t, 3) for t in c.span],
+                    **({"events": happened[c.name]} if happened.get(c.name) else {}),
                 }
                 for c in cases
             ],

@@ -857,6 +857,8 @@ class LedShows:
     samples: int = 0
     last_t: float = -math.inf
     recorders: list[SeriesRecorder] = field(default_factory=list)
+    #: The colours it saw, each as it began (the last :data:`TONES_KEPT`).
+    changes: list[Event] = field(default_factory=list)
 
     @property
     def reads(self) -> tuple[str, ...]:
@@ -885,6 +887,10 @@ class LedShows:
             ]
         for recorder, value in zip(self.recorders, colour, strict=True):
             recorder.add(obs.t, value)
+        text = "(" + ", ".join(f"{c:g}" for c in colour) + ")"
+        if not self.changes or self.changes[-1].text != text:
+            self.changes.append(Event(obs.t, obs.t, text))
+            del self.changes[:-TONES_KEPT]
         self.samples += 1
         fits = all(abs(c - w) <= self.tolerance + EPS for c, w in zip(colour, self.colour, strict=True))
         shown = "(" + ", ".join(f"{c:g}" for c in colour) + f") at {obs.t:.3f} s"
@@ -914,6 +920,10 @@ class LedShows:
     def series(self) -> list[Series]:
         """Its red, green and blue over the window."""
         return [recorder.series() for recorder in self.recorders]
+
+    def events(self) -> list[Event]:
+        """The colours it saw in its window, each when it began."""
+        return list(self.changes)
 
 
 @dataclass

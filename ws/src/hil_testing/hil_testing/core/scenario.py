@@ -1,4 +1,4 @@
-"""HIL scenarios: a run described in YAML, its timeline of inputs, and its assertions.
+r"""HIL scenarios: a run described in YAML, its timeline of inputs, and its assertions.
 
 A scenario file says what to run (world, start pose, MCU kind, firmware, behaviour,
 checked mode, seed, link faults), what a user does during the run (a timeline of
@@ -45,6 +45,10 @@ The format, with every assertion kind (times in simulated seconds)::
       - {at: 3.0, command: STOP}
       - {at: 4.0, goto: {x: 1.0, y: 0.0, yaw: 0.0, timeout: 15}}
       - {at: 1.0, fault: {link: both, drop: 0.01, corrupt: 0.01, for: 5.0}}
+      - {at: 0.5, serial: {send: "o 100 100\r", uart: 0}}  # brain none: to robot 0's firmware
+      - {at: 1.0, set: {device: bumper_left, value: 1, for: 0.2}}  # a sensor held (signal: one of several)
+      - {at: 1.0, set: {device: start_button, value: 1, for: 0.2}}  # a button, a knob (V), an IR key
+      - {at: 2.0, set: {device: remote, value: {address: 0, command: 0x45}}}
     assertions:
       - {boards_down: {count: 6, by: 60}}
       - {task_done: {task: light, by: 40}}
@@ -54,6 +58,21 @@ The format, with every assertion kind (times in simulated seconds)::
       - {rtt_below: {link: mcu, max_ms: 40, statistic: max}}
       - {telemetry: {list: TL2, field: heading_deg, min: 0, max: 360, during: [1, 10]}}
       - {state: {field: v, min: -0.01, max: 0.01, during: [2.5, 4.0]}}
+      - {serial: {expect: "^OK$", by: 0.6}}     # or during: [a, b]; uart: N (default: the command UART)
+      - {serial: {forbid: "Invalid", during: [0, 10]}}   # without during: the whole run
+      - {pin: {name: motor_left.enable, min: 0, max: 1024, during: [1, 2]}}  # device.signal or device.pin
+      - {sensor: {device: ultrasonic, signal: distance, min: 10, during: [0, 5]}}
+      - {tone: {device: buzzer, frequency: [430, 450], duration: [0.1, 0.3], during: [0, 5]}}
+      - {led: {device: strip, index: 0, colour: [255, 0, 0], tolerance: 8, by: 2}}  # or during
+
+The robot steps and assertions (``serial``, ``set``, ``pin``, ``sensor``, ``tone``,
+``led``) are about robot 0 and are checked against its profile and its simulator model
+when the file is read (:class:`RobotView`): a serial step on the command UART needs
+``brain: none`` (the control loop owns it otherwise), another UART of the profile
+needs ``mcu: simavr``; a device, signal, pin or value the robot does not have is named
+with what it has. Serial text is matched as it arrives, ``\r\n`` and ``\r`` read as
+``\n`` and ``^``/``$`` at line ends (:class:`~hil_testing.core.checks.SerialText`);
+every byte each UART received goes to ``serial_uart<N>.log`` beside the report.
 """
 
 from __future__ import annotations
