@@ -363,3 +363,26 @@ def test_a_serial_scenario_run_twice_in_lockstep_gives_the_same_verdicts_times_a
     assert counts["events"] == [{"start_s": 2.005, "end_s": 2.005, "text": "5982 5984"}]  # what matched, when
     transcripts = [(tmp_path / "out" / name / "serial_uart0.log").read_bytes() for name in cases]
     assert transcripts[0] == transcripts[1] and transcripts[0].startswith(b"OK\r\n")
+
+
+STATUS_PANEL = Path(__file__).resolve().parent / "robots" / "status_panel"
+
+
+@pytest.mark.ros
+def test_user_inputs_and_outputs_and_core_edges_pass_in_lockstep_on_a_firmware(tmp_path: Path) -> None:
+    """Issue 27, items 5-7, from scenario files on the status_panel sketch in simavr.
+
+    panel.yaml: a knob on A7, a bouncing button and an NEC key set from the timeline;
+    the prints, the tone() and the WS2812 colours asserted. motor_pins.yaml:
+    analogWrite outside 0..255, a pin switched PWM <-> digital, both L298 inputs high.
+    """
+    result = hil_scenario("run", str(STATUS_PANEL / "scenarios"), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "PASS panel (" in result.stdout and "PASS motor_pins (" in result.stdout
+    metrics = json.loads((tmp_path / "panel" / "metrics.json").read_text())
+    events = {a["name"]: a.get("events") for a in metrics["scenario"]["assertions"]}
+    tone = next(e for name, e in events.items() if name.startswith("buzzer sounds"))
+    assert tone is not None and [t["text"] for t in tone] == ["880 Hz"]
+    assert round(tone[0]["end_s"] - tone[0]["start_s"], 3) == 0.1  # tone(8, 880, 100)
+    colours = next(e for name, e in events.items() if name.startswith("strip[0] shows (255, 0, 0)"))
+    assert colours is not None and colours[-1]["text"] == "(255, 0, 0)"
