@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from geometry_msgs.msg import TransformStamped
+from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -86,10 +87,13 @@ class DescriptionNode(Node):
         self.moving = {j.name: j for j in all_joints if not j.fixed}
         fixed = [j for j in all_joints if j.fixed]
         static = self.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
+        # A swarm's many publishers without rclpy's QoS event handlers, as the simulator's
+        # (hil_sim.sim_topics.RobotTopics): each one costs every wake of the executor.
+        events = PublisherEventCallbacks(use_default_callbacks=False) if prefixes else None
         for topics, _ in self.robots:
-            self.create_publisher(String, f"{topics}robot_description", qos.LATCHED).publish(
-                String(data=self.urdf)
-            )
+            self.create_publisher(
+                String, f"{topics}robot_description", qos.LATCHED, event_callbacks=events
+            ).publish(String(data=self.urdf))
         static.publish(
             TFMessage(transforms=[self.transform(j, 0.0, frames=f) for _, f in self.robots for j in fixed])
         )
