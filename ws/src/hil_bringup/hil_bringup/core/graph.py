@@ -478,7 +478,12 @@ def your_program(path: str, baud: int, *, robot: int | None = None) -> str:
 
 #: Launch arguments beside the run options: name -> (default, description, choices or None).
 LAUNCH_EXTRA: dict[str, tuple[str, str, list[str] | None]] = {
-    "rviz": ("false", "Start rviz2 with hil_bringup's configuration.", ["true", "false"]),
+    "rviz": (
+        "false",
+        "Start rviz2 with hil_bringup's configuration made for the run's robots and namespace "
+        "(written to the run's link folder).",
+        ["true", "false"],
+    ),
 }
 
 
