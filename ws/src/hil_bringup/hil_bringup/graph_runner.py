@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ from hil_bringup.core.graph import (
     NodeSpec,
     check_params_file,
     describe,
+    graph_remaps,
     node_key,
 )
 from hil_bringup.core.link_faults import make_proxy
@@ -186,13 +188,15 @@ class _Parameters:
             self._folder.remove()
 
 
-def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters) -> Node:
+def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters, options: GraphOptions) -> Node:
+    """Node ``spec`` by its name, in the run's ``namespace``, the graph-wide topics remapped into it."""
     module_name, class_name = spec.module.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
+    remaps = [f"__node:={spec.name}", *(f"{old}:={new}" for old, new in graph_remaps(options.namespace))]
     node: Node = cls(
         context=context,
-        namespace=spec.namespace or None,
-        cli_args=parameters.arguments(spec.key, spec.parameters),
+        namespace=options.node_namespace(spec.namespace) or None,
+        cli_args=[*parameters.arguments(spec.key, spec.parameters), *(a for r in remaps for a in ("-r", r))],
     )
     return node
 
@@ -237,7 +241,7 @@ class GraphRunner:
         self.proxies: list[FaultProxy] = []
         try:
             for spec in specs:  # each simulated MCU first: it creates the ptys the others open
-                self.nodes[spec.key] = _build(spec, self.context, self._parameters)
+                self.nodes[spec.key] = _build(spec, self.context, self._parameters, options)
             #: The HIL robots' chains, robot 0 first.
             self.chains = [self._chain(robot) for robot in range(options.hil_robots)]
             if options.record:
@@ -388,6 +392,7 @@ class GraphRunner:
         # lockstep the only way to be deterministic (DDS delivery order varies).
         for each in self.chains:
             self._attach(each)
+        self._attach_descriptions()
         if self.lockstep:
             self._prepare_lockstep()
         else:
@@ -571,6 +576,16 @@ class GraphRunner:
             chain.radio.attach_directly(lambda body: sim.radio_send(robot, body))
             sim.attach_radio_directly(robot, chain.radio.deliver)
 
+    def _attach_descriptions(self) -> None:
+        """The robots without a chain: their descriptions take joint states by call too."""
+        for spec in self._specs.values():
+            if spec.robot is None and spec.executable == "robot_description":
+                description: DescriptionNode = self.nodes[spec.key]  # type: ignore[assignment]
+                description.attach_directly()
+                for prefix in spec.parameters["prefixes"]:
+                    robot = int(prefix.removeprefix("robot_").rstrip("/"))
+                    self.sim.on_joint_states[robot] = partial(description.on_joint_states, frames=prefix)
+
     def _executor_for(self, node: Node) -> Executor:
         """The simulator's executor, or the graph's (served by step() in lockstep).
 
@@ -580,7 +595,8 @@ class GraphRunner:
         states by call) have nothing but parameter services, which the simulator's
         executor thread serves when asked.
         """
-        if node is self.nodes.get("sim") or (self.lockstep and node.get_name() in _SERVED_ELSEWHERE):
+        served_elsewhere = node.get_name() in _SERVED_ELSEWHERE or isinstance(node, DescriptionNode)
+        if node is self.nodes.get("sim") or (self.lockstep and served_elsewhere):
             return self.sim_executor
         if self.live_executor is not None and node is self.nodes.get("live_view"):
             return self.live_executor
@@ -771,7 +787,9 @@ class GraphRunner:
         spec = self._specs.get(key)
         if spec is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
-        mcu: VirtualMcuNode | SimavrMcuNode = _build(spec, self.context, self._parameters)  # type: ignore[assignment]
+        mcu: VirtualMcuNode | SimavrMcuNode = _build(  # type: ignore[assignment]
+            spec, self.context, self._parameters, self.options
+        )
         self.nodes = {key: mcu, **self.nodes}
         chain.mcu = mcu
         self._executor_for(mcu).add_node(mcu)

@@ -303,8 +303,9 @@ class SimNode(Node):
         self.on_outputs: dict[int, Callable[[list[tuple[str, str, float]]], object]] = {}
         #: Per robot: (sample, switches and encoders) of the signals last handed to on_outputs.
         self._outputs_given: dict[int, tuple[int, bytes]] = {}
-        #: Per robot: called with its joint states as they are published (the one-process
-        #: runner's robot descriptions take them without DDS).
+        #: Per robot: called with its joint states as they are published, while somebody
+        #: listens to /tf (the one-process runner's robot descriptions take them without DDS
+        #: for their transforms).
         self.on_joint_states: dict[int, Callable[[JointState], None]] = {}
         self.set_topics = SetTopics(
             self,
@@ -320,13 +321,14 @@ class SimNode(Node):
             if params.as_bool("radio")
             else None
         )
-        self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
-        self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
+        self.tf = self.create_publisher(TFMessage, "/tf", qos.PUBLISHER)
+        # Absolute, as /tf: a graph's namespace leaves the one clock of the domain where it is.
+        self.clock = self.create_publisher(Clock, "/clock", qos.PUBLISHER)
         self._clock_listened = self._tf_listened = False
         self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
         self.scene = self.create_publisher(MarkerArray, SCENE_TOPIC, qos.PUBLISHER)
         self._scene_listened = False
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.create_service(Trigger, "reset_world", self.on_reset)
         self.create_service(TeleportRobot, "teleport", self.on_teleport)
         self._warned: set[str] = set()
@@ -651,7 +653,8 @@ class SimNode(Node):
                 odom.twist.twist.linear.x = float(sim.v[robot])
                 odom.twist.twist.angular.z = float(sim.w[robot])
                 topics.odom.publish(odom)
-            direct = self.on_joint_states.get(robot)
+            # By call only for transforms (the descriptions'), so only while /tf is watched.
+            direct = self.on_joint_states.get(robot) if self._tf_listened else None
             if topics.listened(topics.joints) or direct is not None:
                 joints = topics.joint_states(sim, robot, stamp)
                 if topics.listened(topics.joints):
