@@ -2,8 +2,10 @@
 
 Inputs ``led<i>_r``, ``_g``, ``_b`` (0..255) for each of the strip's ``leds`` LEDs, as
 the MCU side decodes them from the bit timing; nothing goes back to the MCU. The live
-scene draws them as coloured spheres on the robot, the run report as a strip of
-colours over time, and a scenario's ``led:`` assertion judges them.
+scene draws them as coloured spheres across the robot's top
+(:func:`hil_sim.core.scene.strip_shapes`); a scenario's ``led:`` assertion judges
+them, its report showing the LED's red, green and blue over time and each colour as
+it began (``metrics.json``).
 """
 
 from __future__ import annotations
