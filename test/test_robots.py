@@ -33,14 +33,22 @@ from hil_testing.core.scenario import load_scenario
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = ROOT / "ws" / "src" / "hil_robots" / "robots"
 #: Sketches of the project's own robots (robot_mcu builds in firmware/test).
-OWN_SKETCHES = ["rab_style", "line_follower", "sonar_servo_avoider"]
+OWN_SKETCHES = ["rab_style", "line_follower", "sonar_servo_avoider", "mega_pwm_dir_pid"]
+#: The boards each sketch builds for (the profile's first).
+SKETCH_BOARDS = {"mega_pwm_dir_pid": ["mega2560"]}
 #: Robots whose scenarios need the scenario steps serial: (issue 23, item 4), not read
 #: yet; their check is expected to refuse them until then.
 AWAITING_SERIAL_STEPS = {"rab_style", "line_follower", "sonar_servo_avoider"}
+#: Robots with brain none whose scenarios (no serial steps) are read but not run yet:
+#: hil_scenario's observation reads robot 0's control loop; the scenario steps serial:
+#: bring runs without one. Strict: the day they run, this set goes.
+AWAITING_BRAIN_NONE_RUNS = {"mega_pwm_dir_pid"}
 
 
-@pytest.mark.parametrize("board", ["uno", "nano"])
-@pytest.mark.parametrize("robot", OWN_SKETCHES)
+@pytest.mark.parametrize(
+    ("robot", "board"),
+    [(robot, board) for robot in OWN_SKETCHES for board in SKETCH_BOARDS.get(robot, ["uno", "nano"])],
+)
 def test_each_robot_sketch_builds_with_hil_sketch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], robot: str, board: str
 ) -> None:
@@ -71,11 +79,23 @@ def test_each_robot_scenario_passes_hil_scenario_check(scenario: Path) -> None:
 @pytest.mark.ros
 @pytest.mark.parametrize(
     "robot",
-    sorted(
-        p.name
-        for p in ROBOTS.iterdir()
-        if (p / "robot.yaml").is_file() and p.name not in AWAITING_SERIAL_STEPS
-    ),
+    [
+        pytest.param(
+            name,
+            marks=[
+                pytest.mark.xfail(
+                    strict=True, reason="hil_scenario runs no brain none robot yet (it reads the loop)"
+                )
+            ]
+            if name in AWAITING_BRAIN_NONE_RUNS
+            else [],
+        )
+        for name in sorted(
+            p.name
+            for p in ROBOTS.iterdir()
+            if (p / "robot.yaml").is_file() and p.name not in AWAITING_SERIAL_STEPS
+        )
+    ],
 )
 def test_each_robot_runs_its_scenarios_in_lockstep(tmp_path: Path, robot: str) -> None:
     folder = ROBOTS / robot / "scenarios"
@@ -140,6 +160,10 @@ def test_every_shipped_robot_has_a_lockstep_run_here() -> None:
     }
     assert set(runs) == set(shipped())
     assert all(name in globals() or name.startswith("test_each") for name in runs.values())
+
+
+def test_each_sketch_builds_first_for_its_profiles_board() -> None:
+    assert all(SKETCH_BOARDS.get(r, ["uno"])[0] == load_profile(ROBOTS / r).board for r in OWN_SKETCHES)
 
 
 @pytest.mark.ros
@@ -240,6 +264,55 @@ def test_sonar_servo_avoider(lockstep: Callable[..., GraphRunner]) -> None:
     assert float(sim.x[0]) < 5.0 - 0.15
     text = runner.serial.read().decode() if runner.serial else ""
     assert "sonar_servo_avoider ready" in text and "turn" in text
+
+
+MEGA_COUNTS_PER_RAD = 11 * 34 / (2 * math.pi)  # one channel of an 11-pulse motor encoder, 1:34
+
+
+@pytest.mark.ros
+def test_mega_pwm_dir_pid(lockstep: Callable[..., GraphRunner]) -> None:
+    """Serial1 at 57600 drives it (V: PID speeds, P: raw PWM on PWM+DIR drivers); E counts follow
+    the wheels either way (single-channel encoders counting the commanded direction); the boot
+    banner is on Serial, the USB UART's own pty."""
+    runner = lockstep("mega_pwm_dir_pid", world="empty")
+    sim = runner.sim.sim
+    port = runner.serial
+    assert port is not None and port.baud == 57600  # the profile's command UART: Serial1
+    with serial.Serial(runner.options.links(0).uarts[0], 115200, timeout=0) as usb:  # a serial monitor
+        run_for(runner, 0.3)
+        assert usb.read(200) == b"mega_pwm_dir_pid ready: commands on Serial1 at 57600\r\n"
+    assert port.read() == b""  # nothing on Serial1 before the host speaks
+
+    def counts() -> tuple[int, int]:
+        answer = ask(runner, b"E\n", within=0.01)
+        assert re.fullmatch(r"E -?\d+ -?\d+\r\n", answer), answer
+        left, right = (int(word) for word in answer.split()[1:])
+        for count, angle in zip((left, right), sim.wheel_angle[0], strict=True):
+            # the pulses of a signal frame come in the next one: 30 counts is 50 ms at full speed
+            assert count == pytest.approx(angle * MEGA_COUNTS_PER_RAD, rel=0.03, abs=30)
+        return left, right
+
+    assert ask(runner, b"V 300 300\n") == "OK\r\n"
+    run_for(runner, 1.5)
+    held = 300 / MEGA_COUNTS_PER_RAD * 0.033  # m/s at 300 counts a second
+    assert sim.v[0] == pytest.approx(held, rel=0.15) and abs(sim.w[0]) < 0.1
+    ahead = counts()
+    assert min(ahead) > 300
+    assert ask(runner, b"V -200 200\n") == "OK\r\n"
+    run_for(runner, 1.5)
+    assert sim.w[0] > 1.0 and abs(sim.v[0]) < 0.03  # on the spot, to the left
+    left, right = counts()
+    assert left < ahead[0] - 150 and right > ahead[1] + 150  # the left one counts down
+    assert ask(runner, b"P 0 0\n") == "OK\r\n"
+    run_for(runner, 0.5)
+    assert abs(sim.v[0]) < 0.01 and abs(sim.w[0]) < 0.05  # PWM 0: the drivers brake
+    assert ask(runner, b"P 120 -120\n") == "OK\r\n"
+    run_for(runner, 0.5)
+    assert sim.w[0] < -1.0
+    counts()
+    run_for(runner, 2.0)  # no command for 2 s: it stops by itself
+    assert abs(sim.w[0]) < 0.05
+    assert ask(runner, b"X\n") == "ERR\r\n"
 
 
 # --- rab_style in real time, a plain program on the printed pty -----------------------------
