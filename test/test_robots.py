@@ -33,16 +33,16 @@ from hil_testing.core.scenario import load_scenario
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = ROOT / "ws" / "src" / "hil_robots" / "robots"
 #: Sketches of the project's own robots (robot_mcu builds in firmware/test).
-OWN_SKETCHES = ["rab_style", "line_follower", "sonar_servo_avoider", "mega_pwm_dir_pid"]
+OWN_SKETCHES = ["rab_style", "line_follower", "sonar_servo_avoider", "mega_pwm_dir_pid", "edu_robot"]
 #: The boards each sketch builds for (the profile's first).
-SKETCH_BOARDS = {"mega_pwm_dir_pid": ["mega2560"]}
+SKETCH_BOARDS = {"mega_pwm_dir_pid": ["mega2560"], "edu_robot": ["nano", "uno"]}
 #: Robots whose scenarios need the scenario steps serial: (issue 23, item 4), not read
 #: yet; their check is expected to refuse them until then.
 AWAITING_SERIAL_STEPS = {"rab_style", "line_follower", "sonar_servo_avoider"}
 #: Robots with brain none whose scenarios (no serial steps) are read but not run yet:
 #: hil_scenario's observation reads robot 0's control loop; the scenario steps serial:
 #: bring runs without one. Strict: the day they run, this set goes.
-AWAITING_BRAIN_NONE_RUNS = {"mega_pwm_dir_pid"}
+AWAITING_BRAIN_NONE_RUNS = {"mega_pwm_dir_pid", "edu_robot"}
 
 
 @pytest.mark.parametrize(
@@ -313,6 +313,45 @@ def test_mega_pwm_dir_pid(lockstep: Callable[..., GraphRunner]) -> None:
     run_for(runner, 2.0)  # no command for 2 s: it stops by itself
     assert abs(sim.w[0]) < 0.05
     assert ask(runner, b"X\n") == "ERR\r\n"
+
+
+#: The bootloader's wait after a reset on the UNO and the Nano (the harness's board table).
+NANO_BOOT_DELAY = 1.375
+
+
+@pytest.mark.ros
+def test_edu_robot(lockstep: Callable[..., GraphRunner]) -> None:
+    """Its two line sensors keep it on the line world's oval; a program that opens its port
+    late resets it (DTR) and reads its boot banner, printed after the bootloader's wait."""
+    runner = lockstep("edu_robot", world="line")
+    sim, port = runner.sim.sim, runner.serial
+    assert port is not None and port.baud == 9600
+    worst = 0.0
+
+    def watch() -> None:
+        nonlocal worst
+        worst = max(worst, distance_to_oval(float(sim.x[0]), float(sim.y[0])))
+
+    run_for(runner, 2.0, each=watch)
+    assert port.read().decode().startswith("edu_robot v1 ready: A7 switches modes\r\nmode: line\r\n")
+    assert sim.x[0] > 0.3 and sim.led[0] > 0.5  # along the line, its LED on
+    with serial.Serial(port.path, 9600, timeout=0):  # a program opens the port, 2 s after power-on
+        opened, text, stood = sim.time, "", 0.0
+        while "ready" not in text:
+            assert sim.time < opened + 3.0, text
+            runner.step()
+            text += port.read().decode()
+            if opened + 0.3 < sim.time < opened + 1.3:  # in the bootloader: pins are inputs
+                stood = max(stood, abs(float(sim.v[0])), float(sim.led[0]))
+        assert NANO_BOOT_DELAY <= sim.time - opened <= NANO_BOOT_DELAY + 0.05
+        run_for(runner, 0.1)  # 9600 baud: a ms a byte
+        text += port.read().decode()
+        assert text.startswith("edu_robot v1 ready: A7 switches modes\r\nmode: line\r\n")  # nothing before it
+        assert stood < 0.02  # the drivers braked and the LED was off while it was reset
+        run_for(runner, 4.0, each=watch)
+    assert worst < 0.03  # its sensors straddle the 19 mm tape
+    assert sim.y[0] > -0.3  # the sketch started again and took the bend
+    assert "line L R: 1 0" in port.read().decode()
 
 
 # --- rab_style in real time, a plain program on the printed pty -----------------------------
