@@ -22,18 +22,27 @@ import pytest
 import serial
 
 from conftest import Spawn
+from hil_bridge.core.signal_protocol import Frame
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
 from hil_common.errors import HilError
 from hil_devices.core.profile import load_profile
 from hil_firmware.sketch_tool import main as hil_sketch
+from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_sim.core.world import Pose
 from hil_testing.core.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = ROOT / "ws" / "src" / "hil_robots" / "robots"
 #: Sketches of the project's own robots (robot_mcu builds in firmware/test).
-OWN_SKETCHES = ["rab_style", "line_follower", "sonar_servo_avoider", "mega_pwm_dir_pid", "edu_robot"]
+OWN_SKETCHES = [
+    "rab_style",
+    "line_follower",
+    "sonar_servo_avoider",
+    "mega_pwm_dir_pid",
+    "bluetooth_car",
+    "edu_robot",
+]
 #: The boards each sketch builds for (the profile's first).
 SKETCH_BOARDS = {"mega_pwm_dir_pid": ["mega2560"], "edu_robot": ["nano", "uno"]}
 #: Robots whose scenarios need the scenario steps serial: (issue 23, item 4), not read
@@ -42,7 +51,7 @@ AWAITING_SERIAL_STEPS = {"rab_style", "line_follower", "sonar_servo_avoider"}
 #: Robots with brain none whose scenarios (no serial steps) are read but not run yet:
 #: hil_scenario's observation reads robot 0's control loop; the scenario steps serial:
 #: bring runs without one. Strict: the day they run, this set goes.
-AWAITING_BRAIN_NONE_RUNS = {"mega_pwm_dir_pid", "edu_robot"}
+AWAITING_BRAIN_NONE_RUNS = {"mega_pwm_dir_pid", "bluetooth_car", "edu_robot"}
 
 
 @pytest.mark.parametrize(
@@ -313,6 +322,62 @@ def test_mega_pwm_dir_pid(lockstep: Callable[..., GraphRunner]) -> None:
     run_for(runner, 2.0)  # no command for 2 s: it stops by itself
     assert abs(sim.w[0]) < 0.05
     assert ask(runner, b"X\n") == "ERR\r\n"
+
+
+def input_taps(runner: GraphRunner, *names: str) -> list[tuple[float, tuple[float, ...]]]:
+    """Robot 0's MCU pins ``device.signal`` as the bridge decodes them: (time, values) a frame."""
+    bridge, sim = runner.chains[0].bridge, runner.sim.sim
+    slots = [(slot.device, slot.name) for slot in bridge.layout.inputs]
+    where = [slots.index(tuple(name.split("."))) for name in names]
+    frames: list[tuple[float, tuple[float, ...]]] = []
+    handed = bridge.on_frame
+    assert handed is not None
+
+    def tap(frame: Frame) -> None:
+        frames.append((sim.time, tuple(frame.values[i] for i in where)))
+        handed(frame)
+
+    bridge.on_frame = tap
+    return frames
+
+
+@pytest.mark.ros
+def test_bluetooth_car(lockstep: Callable[..., GraphRunner]) -> None:
+    """Letters over its SoftwareSerial Bluetooth link drive it by the L298's IN levels alone
+    (ENA/ENB tied high: full speed); backing up, it beeps with tone() at 2 kHz, half the time."""
+    runner = lockstep("bluetooth_car", world="empty")
+    sim, usb = runner.sim.sim, runner.serial
+    assert usb is not None
+    tones = input_taps(runner, "buzzer.frequency")
+    with serial.Serial(runner.options.links(0).soft_uarts[0], 9600, timeout=0) as bluetooth:  # the phone
+
+        def send(letter: bytes, seconds: float) -> list[float]:
+            """The letter, then ``seconds`` of driving; the buzzer's frequency over them."""
+            start = len(tones)
+            bluetooth.write(letter)
+            run_for(runner, seconds)
+            return [values[0] for _, values in tones[start:]]
+
+        run_for(runner, 0.3)
+        banner, mcu = usb.read(), runner.chains[0].mcu
+        assert isinstance(mcu, SimavrMcuNode) and mcu.process is not None
+        assert banner == b"bluetooth_car ready\r\n", mcu.process.stats()  # its resets and opens
+        assert max(send(b"F", 1.0)) == 0.0
+        assert sim.v[0] > 0.5 and abs(sim.w[0]) < 0.05  # full speed ahead
+        send(b"L", 0.8)
+        assert sim.w[0] > 5.0 and abs(sim.v[0]) < 0.05  # a spin to the left
+        send(b"R", 0.8)
+        assert sim.w[0] < -5.0
+        beeps = send(b"B", 2.0)
+        assert sim.v[0] < -0.5 and abs(sim.w[0]) < 0.05
+        sounding = [f for f in beeps if f > 0]
+        assert sounding and all(f == pytest.approx(2000, rel=0.01) for f in sounding)
+        assert 0.3 < len(sounding) / len(beeps) < 0.7  # 250 ms of every 500
+        assert max(send(b"S", 0.5)[20:]) == 0.0  # silent once it stops
+        assert abs(sim.v[0]) < 0.01 and abs(sim.w[0]) < 0.05
+        send(b"x?\n", 0.3)  # not a command: ignored
+        assert abs(sim.v[0]) < 0.01
+    assert usb.read().decode().split("\r\n")[:-1] == [f"command {c}" for c in "FLRBS"]
 
 
 #: The bootloader's wait after a reset on the UNO and the Nano (the harness's board table).
