@@ -25,7 +25,6 @@ from conftest import Spawn
 from hil_bridge.core.signal_protocol import Frame
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
-from hil_common.errors import HilError
 from hil_devices.core.profile import load_profile
 from hil_firmware.sketch_tool import main as hil_sketch
 from hil_mcu.simavr_mcu_node import SimavrMcuNode
@@ -45,13 +44,6 @@ OWN_SKETCHES = [
 ]
 #: The boards each sketch builds for (the profile's first).
 SKETCH_BOARDS = {"mega_pwm_dir_pid": ["mega2560"], "edu_robot": ["nano", "uno"]}
-#: Robots whose scenarios need the scenario steps serial: (issue 23, item 4), not read
-#: yet; their check is expected to refuse them until then.
-AWAITING_SERIAL_STEPS = {"rab_style", "line_follower", "sonar_servo_avoider"}
-#: Robots with brain none whose scenarios (no serial steps) are read but not run yet:
-#: hil_scenario's observation reads robot 0's control loop; the scenario steps serial:
-#: bring runs without one. Strict: the day they run, this set goes.
-AWAITING_BRAIN_NONE_RUNS = {"mega_pwm_dir_pid", "bluetooth_car", "edu_robot"}
 
 
 @pytest.mark.parametrize(
@@ -77,37 +69,15 @@ def test_each_robot_sketch_builds_with_hil_sketch(
     ids=lambda path: f"{path.parents[1].name}/{path.name}",
 )
 def test_each_robot_scenario_passes_hil_scenario_check(scenario: Path) -> None:
-    robot = scenario.parents[1].name
-    if robot in AWAITING_SERIAL_STEPS:
-        with pytest.raises(HilError, match=r"expected exactly one of .*, got serial"):
-            load_scenario(scenario)  # robot: is read; its serial steps are not yet
-        pytest.xfail("needs the scenario steps serial: (issue 23, item 4)")
-    load_scenario(scenario)
+    view = load_scenario(scenario).view
+    assert view is not None and view.profile.name == scenario.parents[1].name  # its own robot
 
 
 @pytest.mark.ros
-@pytest.mark.parametrize(
-    "robot",
-    [
-        pytest.param(
-            name,
-            marks=[
-                pytest.mark.xfail(
-                    strict=True, reason="hil_scenario runs no brain none robot yet (it reads the loop)"
-                )
-            ]
-            if name in AWAITING_BRAIN_NONE_RUNS
-            else [],
-        )
-        for name in sorted(
-            p.name
-            for p in ROBOTS.iterdir()
-            if (p / "robot.yaml").is_file() and p.name not in AWAITING_SERIAL_STEPS
-        )
-    ],
-)
+@pytest.mark.parametrize("robot", sorted(p.name for p in ROBOTS.iterdir() if (p / "robot.yaml").is_file()))
 def test_each_robot_runs_its_scenarios_in_lockstep(tmp_path: Path, robot: str) -> None:
     folder = ROBOTS / robot / "scenarios"
+    assert sorted(folder.glob("*.yaml")), f"robot {robot} ships no scenario in {folder}"
     result = subprocess.run(
         [sys.executable, "-m", "hil_testing.hil_scenario", "run", str(folder), "--out", str(tmp_path)],
         capture_output=True,

@@ -59,7 +59,7 @@ class RadioModuleNode(Node):
         self._next_report = 0.0
         self._next_step = 0.0
         self.tx = self.create_publisher(WireChunk, "hil/radio/tx", qos.PUBLISHER)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._rx = self.create_subscription(WireChunk, "hil/radio/rx", self.on_rx, qos.COMMAND)
         #: When set, RTX bodies go to this callable instead of hil/radio/tx (the
         #: one-process runner hands them to the simulator's radio without DDS).

@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ from hil_bringup.core.graph import (
     NodeSpec,
     check_params_file,
     describe,
+    graph_remaps,
     node_key,
 )
 from hil_bringup.core.link_faults import make_proxy
@@ -117,6 +119,12 @@ class Chain:
     proxies: list[FaultProxy] = field(default_factory=list)
     #: Lockstep, brain none: the command UART's user end (the scenario's, the plugin's).
     serial: SerialPort | None = None
+    #: Lockstep, firmware in simavr: the profile's other UARTs' user ends, by UART number.
+    uarts: dict[int, SerialPort] = field(default_factory=dict)
+
+    def ports(self) -> list[SerialPort]:
+        """Every serial port the runner is the user's end of: the command UART's, then the others."""
+        return ([self.serial] if self.serial is not None else []) + list(self.uarts.values())
 
 
 class _InputTaker:
@@ -180,13 +188,15 @@ class _Parameters:
             self._folder.remove()
 
 
-def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters) -> Node:
+def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters, options: GraphOptions) -> Node:
+    """Node ``spec`` by its name, in the run's ``namespace``, the graph-wide topics remapped into it."""
     module_name, class_name = spec.module.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
+    remaps = [f"__node:={spec.name}", *(f"{old}:={new}" for old, new in graph_remaps(options.namespace))]
     node: Node = cls(
         context=context,
-        namespace=spec.namespace or None,
-        cli_args=parameters.arguments(spec.key, spec.parameters),
+        namespace=options.node_namespace(spec.namespace) or None,
+        cli_args=[*parameters.arguments(spec.key, spec.parameters), *(a for r in remaps for a in ("-r", r))],
     )
     return node
 
@@ -231,7 +241,7 @@ class GraphRunner:
         self.proxies: list[FaultProxy] = []
         try:
             for spec in specs:  # each simulated MCU first: it creates the ptys the others open
-                self.nodes[spec.key] = _build(spec, self.context, self._parameters)
+                self.nodes[spec.key] = _build(spec, self.context, self._parameters, options)
             #: The HIL robots' chains, robot 0 first.
             self.chains = [self._chain(robot) for robot in range(options.hil_robots)]
             if options.record:
@@ -345,6 +355,18 @@ class GraphRunner:
         """Lockstep, brain none: robot 0's command UART as your program's end of it (None otherwise)."""
         return self.chains[0].serial
 
+    def serial_ports(self, robot: int = 0) -> dict[int, SerialPort]:
+        """Lockstep: a HIL robot's serial ports by UART number (the command UART's with brain none).
+
+        The firmware in simavr: every UART of the robot's profile that reaches a pty;
+        the virtual MCU: its command UART (brain none).
+        """
+        chain = self.chains[robot]
+        ports = dict(chain.uarts)
+        if chain.serial is not None:
+            ports[self.options.profile(robot).command.uart] = chain.serial
+        return dict(sorted(ports.items()))
+
     @property
     def bridge(self) -> SignalBridgeNode:
         """Robot 0's signal bridge node."""
@@ -370,6 +392,7 @@ class GraphRunner:
         # lockstep the only way to be deterministic (DDS delivery order varies).
         for each in self.chains:
             self._attach(each)
+        self._attach_descriptions()
         if self.lockstep:
             self._prepare_lockstep()
         else:
@@ -451,6 +474,7 @@ class GraphRunner:
                 each.loop.use_clock(clock)
             else:
                 self._open_serial(each)
+            self._open_uarts(each)
             if isinstance(each.mcu, VirtualMcuNode):
                 each.mcu.plug_taps.append(self._owe_reads)  # new ptys after a replug
         sim.use_clock(clock)
@@ -500,6 +524,42 @@ class GraphRunner:
             mcu_fd=pty.master_fd,
         )
 
+    def _open_uarts(self, chain: Chain) -> None:
+        """Lockstep, firmware in simavr: the user ends of the profile's other UARTs (aux), paired.
+
+        Each is the pty's own user side, as the command UART's (:meth:`_open_serial`), with
+        the harness's byte counts of that UART.
+        """
+        for port in chain.uarts.values():
+            port.close()
+        chain.uarts = {}
+        mcu = chain.mcu
+        if not isinstance(mcu, SimavrMcuNode):
+            return
+        bauds = {port.uart: port.baud for port in self.options.profile(chain.robot).serial}
+        for number, pty in mcu.uarts.items():
+
+            def counts(number: int = number) -> tuple[int, int]:
+                process = mcu.process
+                return process.uart_bytes.get(number, (0, 0)) if process is not None else (0, 0)
+
+            chain.uarts[number] = SerialPort(
+                pty.user_end(),
+                path=pty.path,
+                baud=bauds.get(number, 0),
+                mcu_written=lambda counts=counts: counts()[1],  # type: ignore[misc]
+                mcu_read=lambda counts=counts: counts()[0],  # type: ignore[misc]
+                mcu_fd=pty.master_fd,
+            )
+
+    @staticmethod
+    def _close_serials(chain: Chain) -> None:
+        """Close a chain's serial ports (the command UART's and the others)."""
+        for port in chain.ports():
+            port.close()
+        chain.serial = None
+        chain.uarts = {}
+
     def _attach(self, chain: Chain) -> None:
         """A chain's bridge and description exchange with the simulator by call."""
         sim, bridge, robot = self.sim, chain.bridge, chain.robot
@@ -516,6 +576,16 @@ class GraphRunner:
             chain.radio.attach_directly(lambda body: sim.radio_send(robot, body))
             sim.attach_radio_directly(robot, chain.radio.deliver)
 
+    def _attach_descriptions(self) -> None:
+        """The robots without a chain: their descriptions take joint states by call too."""
+        for spec in self._specs.values():
+            if spec.robot is None and spec.executable == "robot_description":
+                description: DescriptionNode = self.nodes[spec.key]  # type: ignore[assignment]
+                description.attach_directly()
+                for prefix in spec.parameters["prefixes"]:
+                    robot = int(prefix.removeprefix("robot_").rstrip("/"))
+                    self.sim.on_joint_states[robot] = partial(description.on_joint_states, frames=prefix)
+
     def _executor_for(self, node: Node) -> Executor:
         """The simulator's executor, or the graph's (served by step() in lockstep).
 
@@ -525,7 +595,8 @@ class GraphRunner:
         states by call) have nothing but parameter services, which the simulator's
         executor thread serves when asked.
         """
-        if node is self.nodes.get("sim") or (self.lockstep and node.get_name() in _SERVED_ELSEWHERE):
+        served_elsewhere = node.get_name() in _SERVED_ELSEWHERE or isinstance(node, DescriptionNode)
+        if node is self.nodes.get("sim") or (self.lockstep and served_elsewhere):
             return self.sim_executor
         if self.live_executor is not None and node is self.nodes.get("live_view"):
             return self.live_executor
@@ -588,11 +659,12 @@ class GraphRunner:
         for each in chains:
             if each.mcu is not None:
                 self._stepping = each.mcu
-                if each.serial is not None:
-                    each.serial.deliver()
+                ports = each.ports()
+                for port in ports:
+                    port.deliver()
                 each.mcu.tick(now)
-                if each.serial is not None:
-                    each.serial.collect()
+                for port in ports:
+                    port.collect()
             if each.radio is not None:
                 self._stepping = each.radio
                 each.radio.step_lockstep(now)
@@ -703,9 +775,7 @@ class GraphRunner:
         if chain.mcu is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
         chain.mcu = None
-        if chain.serial is not None:
-            chain.serial.close()
-            chain.serial = None
+        self._close_serials(chain)
         self._remove(self._key(robot, MCU_NODES[self.options.mcu]))
 
     def restart_mcu(self, *, robot: int = 0) -> None:
@@ -717,7 +787,9 @@ class GraphRunner:
         spec = self._specs.get(key)
         if spec is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
-        mcu: VirtualMcuNode | SimavrMcuNode = _build(spec, self.context, self._parameters)  # type: ignore[assignment]
+        mcu: VirtualMcuNode | SimavrMcuNode = _build(  # type: ignore[assignment]
+            spec, self.context, self._parameters, self.options
+        )
         self.nodes = {key: mcu, **self.nodes}
         chain.mcu = mcu
         self._executor_for(mcu).add_node(mcu)
@@ -728,6 +800,7 @@ class GraphRunner:
                 mcu.plug_taps.append(self._owe_reads)
             if chain.loop is None:
                 self._open_serial(chain)
+            self._open_uarts(chain)
             self._owe_reads()
         else:
             self._follow_shared_clock(mcu)
@@ -775,8 +848,7 @@ class GraphRunner:
             for proxy in self.proxies:
                 proxy.stop()
             for each in self.chains:
-                if each.serial is not None:
-                    each.serial.close()
+                self._close_serials(each)
             self.executor.shutdown(timeout_sec=2.0)
             self.sim_executor.shutdown(timeout_sec=2.0)
             if self.live_executor is not None:

@@ -59,8 +59,10 @@ from hil_sim.core.radio import Radio
 from hil_sim.core.robot_model import RobotModel, demo_robot, robot_model_from_profile
 from hil_sim.core.scene import Trails
 from hil_sim.core.simulation import Simulation
+from hil_sim.core.user_inputs import Request, UserInputs
 from hil_sim.core.world import Pose
 from hil_sim.errors import HilSimError
+from hil_sim.sim_inputs import SetTopics
 from hil_sim.sim_markers import SCENE_TOPIC, SceneMarkers, world_markers
 from hil_sim.sim_radio import SimRadio
 from hil_sim.sim_topics import RobotTopics, stamp_of, yaw_quaternion
@@ -270,6 +272,8 @@ class SimNode(Node):
         )
         self.cmd_vel = CmdVelDrive(self.sim, timeout=params.as_float("cmd_vel_timeout"))
         self.lock = threading.Lock()
+        #: What users set on the devices, taken at the start of each period.
+        self.user_inputs = UserInputs()
 
         prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
         self.topics = [
@@ -299,21 +303,32 @@ class SimNode(Node):
         self.on_outputs: dict[int, Callable[[list[tuple[str, str, float]]], object]] = {}
         #: Per robot: (sample, switches and encoders) of the signals last handed to on_outputs.
         self._outputs_given: dict[int, tuple[int, bytes]] = {}
-        #: Per robot: called with its joint states as they are published (the one-process
-        #: runner's robot descriptions take them without DDS).
+        #: Per robot: called with its joint states as they are published, while somebody
+        #: listens to /tf (the one-process runner's robot descriptions take them without DDS
+        #: for their transforms).
         self.on_joint_states: dict[int, Callable[[JointState], None]] = {}
+        self.set_topics = SetTopics(
+            self,
+            prefixes,
+            [
+                [(name, self.sim.devices_of(robot)[0].where[name][0].KIND) for name in self._users(robot)]
+                for robot in range(self.robots)
+            ],
+            self.set_device,
+        )
         self._radio = (
             SimRadio(self, self.sim, params, prefixes, hil_robots=self.hil_robots, lock=self.lock)
             if params.as_bool("radio")
             else None
         )
-        self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
-        self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
+        self.tf = self.create_publisher(TFMessage, "/tf", qos.PUBLISHER)
+        # Absolute, as /tf: a graph's namespace leaves the one clock of the domain where it is.
+        self.clock = self.create_publisher(Clock, "/clock", qos.PUBLISHER)
         self._clock_listened = self._tf_listened = False
         self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
         self.scene = self.create_publisher(MarkerArray, SCENE_TOPIC, qos.PUBLISHER)
         self._scene_listened = False
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.create_service(Trigger, "reset_world", self.on_reset)
         self.create_service(TeleportRobot, "teleport", self.on_teleport)
         self._warned: set[str] = set()
@@ -404,6 +419,36 @@ class SimNode(Node):
             else:
                 self._outputs_given[robot] = given
 
+    # --- what users set -----------------------------------------------------------------
+
+    def _users(self, robot: int) -> list[str]:
+        return self.sim.devices_of(robot)[0].users()
+
+    def set_device(
+        self,
+        robot: int,
+        device: str,
+        value: float | dict[str, float],
+        *,
+        seconds: float | None = None,
+        signal: str = "",
+    ) -> None:
+        """A user sets robot ``robot``'s ``device`` from the start of the next period (any thread).
+
+        A button, an analog input, an IR remote's key press, or a sensor's ``signal``
+        held at ``value`` (:meth:`hil_sim.core.simulation.Simulation.setting`); with
+        ``seconds``, let go that long after (:mod:`hil_sim.core.user_inputs`).
+
+        Raises:
+            HilSimError: no such robot, device or signal, a value it does not take, or
+                ``seconds`` not positive.
+        """
+        if seconds is not None and not seconds > 0:
+            raise HilSimError(f"{device}: for = {seconds!r} s must be positive")
+        with self.lock:
+            setting = self.sim.setting(robot, device, value, signal=signal)
+        self.user_inputs.request(Request(robot, setting, seconds))
+
     # --- robots without an MCU, the radio -----------------------------------------------
 
     def on_cmd_vel(self, robot: int, message: Twist) -> None:
@@ -443,6 +488,7 @@ class SimNode(Node):
         del request
         with self.lock:
             self.sim.reset()
+            self.user_inputs.reset()
             self.trails.reset()
             self._scene_world = True
         response.success = True
@@ -501,6 +547,7 @@ class SimNode(Node):
                 where that hides a pty's latency).
         """
         with self.lock:
+            self.user_inputs.apply(self.sim)
             self.cmd_vel.expire()
             for robot in self.port.check_silence(self.pin_clock()):
                 self.get_logger().warning(
@@ -606,7 +653,8 @@ class SimNode(Node):
                 odom.twist.twist.linear.x = float(sim.v[robot])
                 odom.twist.twist.angular.z = float(sim.w[robot])
                 topics.odom.publish(odom)
-            direct = self.on_joint_states.get(robot)
+            # By call only for transforms (the descriptions'), so only while /tf is watched.
+            direct = self.on_joint_states.get(robot) if self._tf_listened else None
             if topics.listened(topics.joints) or direct is not None:
                 joints = topics.joint_states(sim, robot, stamp)
                 if topics.listened(topics.joints):
