@@ -22,7 +22,6 @@ import pytest
 import serial
 
 from conftest import Spawn
-from hil_bridge.core.signal_protocol import Frame
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
 from hil_devices.core.profile import load_profile
@@ -257,9 +256,10 @@ def test_mega_pwm_dir_pid(lockstep: Callable[..., GraphRunner]) -> None:
     sim = runner.sim.sim
     port = runner.serial
     assert port is not None and port.baud == 57600  # the profile's command UART: Serial1
-    with serial.Serial(runner.options.links(0).uarts[0], 115200, timeout=0) as usb:  # a serial monitor
-        run_for(runner, 0.3)
-        assert usb.read(200) == b"mega_pwm_dir_pid ready: commands on Serial1 at 57600\r\n"
+    usb = runner.serial_ports()[0]  # Serial: UART 0 on its own pty (uart0), a serial monitor's
+    assert port is runner.serial_ports()[1] and usb.path == runner.options.links(0).uarts[0]
+    run_for(runner, 0.3)
+    assert usb.read() == b"mega_pwm_dir_pid ready: commands on Serial1 at 57600\r\n"
     assert port.read() == b""  # nothing on Serial1 before the host speaks
 
     def counts() -> tuple[int, int]:
@@ -292,23 +292,7 @@ def test_mega_pwm_dir_pid(lockstep: Callable[..., GraphRunner]) -> None:
     run_for(runner, 2.0)  # no command for 2 s: it stops by itself
     assert abs(sim.w[0]) < 0.05
     assert ask(runner, b"X\n") == "ERR\r\n"
-
-
-def input_taps(runner: GraphRunner, *names: str) -> list[tuple[float, tuple[float, ...]]]:
-    """Robot 0's MCU pins ``device.signal`` as the bridge decodes them: (time, values) a frame."""
-    bridge, sim = runner.chains[0].bridge, runner.sim.sim
-    slots = [(slot.device, slot.name) for slot in bridge.layout.inputs]
-    where = [slots.index(tuple(name.split("."))) for name in names]
-    frames: list[tuple[float, tuple[float, ...]]] = []
-    handed = bridge.on_frame
-    assert handed is not None
-
-    def tap(frame: Frame) -> None:
-        frames.append((sim.time, tuple(frame.values[i] for i in where)))
-        handed(frame)
-
-    bridge.on_frame = tap
-    return frames
+    assert usb.read().endswith(b"unknown command: X\r\n")  # and why, on Serial
 
 
 @pytest.mark.ros
@@ -318,15 +302,14 @@ def test_bluetooth_car(lockstep: Callable[..., GraphRunner]) -> None:
     runner = lockstep("bluetooth_car", world="empty")
     sim, usb = runner.sim.sim, runner.serial
     assert usb is not None
-    tones = input_taps(runner, "buzzer.frequency")
     with serial.Serial(runner.options.links(0).soft_uarts[0], 9600, timeout=0) as bluetooth:  # the phone
 
         def send(letter: bytes, seconds: float) -> list[float]:
-            """The letter, then ``seconds`` of driving; the buzzer's frequency over them."""
-            start = len(tones)
+            """The letter, then ``seconds`` of driving; the buzzer pin's frequency each period."""
+            tones: list[float] = []
             bluetooth.write(letter)
-            run_for(runner, seconds)
-            return [values[0] for _, values in tones[start:]]
+            run_for(runner, seconds, each=lambda: tones.append(float(sim.input("buzzer.frequency")[0])))
+            return tones
 
         run_for(runner, 0.3)
         banner, mcu = usb.read(), runner.chains[0].mcu
@@ -357,7 +340,8 @@ NANO_BOOT_DELAY = 1.375
 @pytest.mark.ros
 def test_edu_robot(lockstep: Callable[..., GraphRunner]) -> None:
     """Its two line sensors keep it on the line world's oval; a program that opens its port
-    late resets it (DTR) and reads its boot banner, printed after the bootloader's wait."""
+    late resets it (DTR) and reads its boot banner, printed after the bootloader's wait; a
+    press of the A7 mode button (analogRead) stops it, LED blinking, and another sets it off."""
     runner = lockstep("edu_robot", world="line")
     sim, port = runner.sim.sim, runner.serial
     assert port is not None and port.baud == 9600
@@ -387,6 +371,14 @@ def test_edu_robot(lockstep: Callable[..., GraphRunner]) -> None:
     assert worst < 0.03  # its sensors straddle the 19 mm tape
     assert sim.y[0] > -0.3  # the sketch started again and took the bend
     assert "line L R: 1 0" in port.read().decode()
+    leds: list[float] = []
+    runner.sim.set_device(0, "mode_button", 5.0, seconds=0.1)  # a press: A7 at 5 V for 0.1 s
+    run_for(runner, 1.0, each=lambda: leds.append(float(sim.led[0])))
+    assert port.read() == b"mode: stand\r\n" and abs(sim.v[0]) < 0.01
+    assert 0.3 < sum(leds[-100:]) / 100 < 0.7  # blinking
+    runner.sim.set_device(0, "mode_button", 5.0, seconds=0.1)
+    run_for(runner, 1.0)
+    assert port.read().startswith(b"mode: line\r\n") and sim.v[0] > 0.15
 
 
 # --- rab_style in real time, a plain program on the printed pty -----------------------------

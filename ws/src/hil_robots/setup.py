@@ -11,7 +11,8 @@ def tree(folder):
     entries = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d != "build")
-        files = [str(Path(dirpath) / name) for name in sorted(filenames)]
+        # exists(): a symlink install's build folder keeps links to files since removed
+        files = [str(Path(dirpath) / name) for name in sorted(filenames) if (Path(dirpath) / name).exists()]
         if files:
             entries.append((f"share/{PACKAGE}/{dirpath}", files))
     return entries
