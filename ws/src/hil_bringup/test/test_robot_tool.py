@@ -262,6 +262,17 @@ def test_show_prints_a_tied_pin_and_the_level_coupling_of_a_plain_pin(
     assert "in 5 0 1024 pwm 11" in shown  # IN4 on a timer pin: its duty
 
 
+def test_show_prints_the_serial_links(capsys: pytest.CaptureFixture[str]) -> None:
+    assert hil_robot(["show", "bluetooth_car"]) == 0
+    shown = capsys.readouterr().out
+    assert "command UART 0 at 9600 baud, auto reset: on" in shown
+    assert "SoftwareSerial RX 2 TX 3 at 9600 baud" in shown
+    assert hil_robot(["show", "mega_pwm_dir_pid"]) == 0
+    shown = capsys.readouterr().out
+    assert "command UART 1 at 57600 baud, auto reset: off" in shown
+    assert "UART 0 at 115200 baud (aux, a pty of its own)" in shown
+
+
 def test_an_unknown_robot_exits_2_listing_the_shipped_ones(capsys: pytest.CaptureFixture[str]) -> None:
     assert hil_robot(["check", "atlantis"]) == 2
     err = capsys.readouterr().err
