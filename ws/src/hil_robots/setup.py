@@ -11,8 +11,7 @@ def tree(folder):
     entries = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d != "build")
-        # exists(): a symlink install's build folder keeps links to files since removed
-        files = [str(Path(dirpath) / name) for name in sorted(filenames) if (Path(dirpath) / name).exists()]
+        files = [str(Path(dirpath) / name) for name in sorted(filenames)]
         if files:
             entries.append((f"share/{PACKAGE}/{dirpath}", files))
     return entries
