@@ -420,3 +420,10 @@ def test_a_profiles_other_uarts_reach_ptys_beside_the_command_link(tmp_path: Pat
     mcu = next(n for n in describe(options)[0] if n.name == "simavr_mcu").parameters
     assert mcu["uart_ports"] == [f"1:{tmp_path / 'links' / 'uart1'}"]
     assert mcu["command_port"] == str(tmp_path / "links" / "mcu_command")
+
+
+def test_a_profiles_software_serial_links_reach_ptys_with_their_pins(tmp_path: Path) -> None:
+    options = GraphOptions(robot="bluetooth_car", mcu="simavr", link_dir=str(tmp_path / "links"))
+    mcu = next(n for n in describe(options)[0] if n.name == "simavr_mcu").parameters
+    assert mcu["soft_uart_ports"] == [f"2:3:9600:{tmp_path / 'links' / 'soft0'}"]
+    assert options.links(0).soft_uarts == (str(tmp_path / "links" / "soft0"),)

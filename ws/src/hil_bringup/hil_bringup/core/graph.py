@@ -423,6 +423,7 @@ class GraphOptions:
                 for port in self.profile(robot).serial
                 if port.role != "command"
             },
+            soft_uarts=tuple(str(folder / f"soft{i}") for i in range(len(self.profile(robot).soft_serial))),
             loop_port=str(folder / "mcu_command_faulty") if self.faults else command,
             bridge_port=str(folder / "signal_link_faulty") if self.faults else signal,
         )
@@ -509,6 +510,8 @@ class RobotLinks:
     radio: str
     #: The profile's other UARTs (role aux) on ptys: UART number -> link.
     uarts: dict[int, str]
+    #: The profile's SoftwareSerial links on ptys (``soft<i>``), in profile order.
+    soft_uarts: tuple[str, ...]
     #: What the control loop and the signal bridge open (the fault proxies' with faults).
     loop_port: str
     bridge_port: str
@@ -779,6 +782,10 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
         if mcu == "simavr_mcu":
             extra["auto_reset"] = profile.auto_reset if brain == "none" else options.auto_reset
             extra["uart_ports"] = [f"{uart}:{link}" for uart, link in links.uarts.items()]
+            extra["soft_uart_ports"] = [
+                f"{port.rx}:{port.tx}:{port.baud}:{link}"
+                for port, link in zip(profile.soft_serial, links.soft_uarts, strict=True)
+            ]
             extra["trace_file"] = options.trace_path(robot)
         nodes.append(
             _spec(
