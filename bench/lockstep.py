@@ -61,11 +61,11 @@ def breakdown(seconds: float) -> dict[str, float]:
     try:
         mcu = runner.mcu
         assert mcu is not None
-        timed(mcu, "tick", "mcu_us")
-        timed(runner.bridge, "tick", "bridge_us")
+        timed(mcu, "advance_to", "mcu_us")
+        timed(runner.bridge, "advance_to", "bridge_us")
         timed(runner.sim.sim, "step", "physics_and_sensors_us")
         timed(runner.sim, "publish_step", "sim_publish_us")
-        timed(runner.loop, "step_lockstep", "control_loop_us")
+        timed(runner.loop, "advance_to", "control_loop_us")
         periods = 0
         start = time.perf_counter()
         while runner.sim.sim.time < seconds:

@@ -6,7 +6,10 @@ profile's model, :func:`hil_sim.core.robot_urdf.robot_urdf`, else the demo robot
 once on ``/tf_static``, and the moving joints' transforms (wheels, servos) on ``/tf``
 from ``joint_states``, so rviz shows the robot without robot_state_publisher (which is
 not on PyPI). ``frame_prefix`` names the frames of
-one robot among several (``robot_0/``).
+one robot among several (``robot_0/``). In one process the simulator hands it the
+joint states by call (:attr:`DescriptionNode.joint_states`). It has no thread and
+nothing to step: a :class:`~hil_common.core.stepping.Stepped` part whose work is all
+in callbacks.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from tf2_msgs.msg import TFMessage
 from hil_common import qos
 from hil_common.core.param_spec import ParamSpec
 from hil_common.core.paths import share_dir
+from hil_common.core.ports import InPort
+from hil_common.core.stepping import SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import run_node
 from hil_common.parameters import declare_parameters
@@ -74,6 +79,11 @@ class DescriptionNode(Node):
         self._joint_states = self.create_subscription(
             JointState, "joint_states", self.on_joint_states, qos.SENSOR
         )
+        #: Joint states by call (the simulator's robot port); the subscription goes once
+        #: connected, so the node has no callback left for an executor to serve.
+        self.joint_states: InPort[[JointState]] = InPort(
+            self.on_joint_states, on_connect=lambda: self.destroy_subscription(self._joint_states)
+        )
         self.get_logger().info(f"publishing {path}: {len(all_joints)} joints, {len(self.moving)} moving")
 
     def transform(self, joint: Joint, position: float, stamp: object = None) -> TransformStamped:
@@ -100,20 +110,18 @@ class DescriptionNode(Node):
         if transforms:
             self.tf.publish(TFMessage(transforms=transforms))
 
-    def attach_directly(self) -> None:
-        """Take joint states by call (:meth:`on_joint_states`) from an in-process simulator.
-
-        The one-process runner's simulator hands them over as it publishes them; the
-        subscription goes, so the node has no callback left for an executor to serve.
-        """
-        self.destroy_subscription(self._joint_states)
-
-    # It has no thread of its own; run_node expects start/stop.
+    # It has no thread of its own and nothing to step.
     def start(self) -> None:
         """Nothing to start: everything happens in callbacks."""
 
     def stop(self) -> None:
         """Nothing to stop."""
+
+    def follow(self, clock: SimulatedClock) -> None:
+        """Nothing runs on a clock of its own (stamps come with the joint states)."""
+
+    def advance_to(self, t: float) -> None:
+        """Nothing is ever due."""
 
 
 def main(args: list[str] | None = None) -> int:
