@@ -65,7 +65,7 @@ class RadioModuleNode(Node):
         self._next_report = 0.0
         self._next_step = 0.0
         self.tx = self.create_publisher(WireChunk, "hil/radio/tx", qos.PUBLISHER)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._rx = self.create_subscription(WireChunk, "hil/radio/rx", self.on_rx, qos.COMMAND)
         #: RTX bodies for the air by call instead of hil/radio/tx (the simulator's radio).
         self.to_air: OutPort[[str]] = OutPort()

@@ -109,7 +109,7 @@ class SignalBridgeNode(Node):
 
         self.to_sim = self.create_publisher(SignalArray, "hil/signals/to_sim", qos.PUBLISHER)
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.PUBLISHER)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.wire = WireTap(self, "signal", lines=False)
         self._from_sim = self.create_subscription(
             SignalArray, "hil/signals/from_sim", self.on_from_sim, qos.SENSOR

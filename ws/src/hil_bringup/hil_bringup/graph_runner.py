@@ -63,6 +63,7 @@ from hil_bringup.core.graph import (
     NodeSpec,
     check_params_file,
     describe,
+    graph_remaps,
     node_key,
 )
 from hil_bringup.core.link_faults import make_proxy
@@ -187,13 +188,15 @@ class _Parameters:
             self._folder.remove()
 
 
-def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters) -> Node:
+def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters, options: GraphOptions) -> Node:
+    """Node ``spec`` by its name, in the run's ``namespace``, the graph-wide topics remapped into it."""
     module_name, class_name = spec.module.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
+    remaps = [f"__node:={spec.name}", *(f"{old}:={new}" for old, new in graph_remaps(options.namespace))]
     node: Node = cls(
         context=context,
-        namespace=spec.namespace or None,
-        cli_args=parameters.arguments(spec.key, spec.parameters),
+        namespace=options.node_namespace(spec.namespace) or None,
+        cli_args=[*parameters.arguments(spec.key, spec.parameters), *(a for r in remaps for a in ("-r", r))],
     )
     if not isinstance(node, Stepped):
         node.destroy_node()
@@ -247,7 +250,7 @@ class GraphRunner:
         self.proxies: list[FaultProxy] = []
         try:
             for spec in specs:  # each simulated MCU first: it creates the ptys the others open
-                self.nodes[spec.key] = _build(spec, self.context, self._parameters)
+                self.nodes[spec.key] = _build(spec, self.context, self._parameters, options)
             self._sim = self._simulator()
             #: The HIL robots' chains, robot 0 first.
             self.chains = [self._chain(robot) for robot in range(options.hil_robots)]
@@ -399,6 +402,7 @@ class GraphRunner:
         # lockstep the only way to be deterministic (DDS delivery order varies).
         for each in self.chains:
             self._connect(each)
+        self._connect_descriptions()
         if self.lockstep:
             self._prepare_lockstep()
         else:
@@ -522,10 +526,19 @@ class GraphRunner:
         port = self.sim.robot_ports[chain.robot]
         chain.bridge.pins.connect(port.pins)
         port.sensor_values.connect(chain.bridge.sensor_values)
-        port.joint_states.connect(chain.description.joint_states)
+        self.sim.joint_states[chain.robot].connect(chain.description.joint_states[0])
         if chain.radio is not None:
             chain.radio.to_air.connect(port.radio_in)
             port.radio_out.connect(chain.radio.from_air)
+
+    def _connect_descriptions(self) -> None:
+        """The robots without a chain: their descriptions take joint states by call too."""
+        for spec in self._specs.values():
+            description = self.nodes[spec.key]
+            if spec.robot is None and isinstance(description, DescriptionNode):
+                for prefix, port in zip(spec.parameters["prefixes"], description.joint_states, strict=True):
+                    robot = int(prefix.removeprefix("robot_").rstrip("/"))
+                    self.sim.joint_states[robot].connect(port)
 
     def _executor_for(self, node: Node) -> Executor:
         """The simulator's executor, or the graph's (served by step() in lockstep).
@@ -536,7 +549,8 @@ class GraphRunner:
         states by call) have nothing but parameter services, which the simulator's
         executor thread serves when asked.
         """
-        if node is self.nodes.get("sim") or (self.lockstep and node.get_name() in _SERVED_ELSEWHERE):
+        served_elsewhere = node.get_name() in _SERVED_ELSEWHERE or isinstance(node, DescriptionNode)
+        if node is self.nodes.get("sim") or (self.lockstep and served_elsewhere):
             return self.sim_executor
         if self.live_executor is not None and node is self.nodes.get("live_view"):
             return self.live_executor
@@ -701,7 +715,7 @@ class GraphRunner:
         spec = self._specs.get(key)
         if spec is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
-        mcu = _build(spec, self.context, self._parameters)
+        mcu = _build(spec, self.context, self._parameters, self.options)
         if not isinstance(mcu, (VirtualMcuNode, SimavrMcuNode)):
             mcu.destroy_node()
             raise HilBringupError(f"{key} is no simulated MCU")

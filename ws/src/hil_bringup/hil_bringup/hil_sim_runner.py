@@ -48,7 +48,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hil_bringup.core.done import GATHER_RADIUS, DonePredicate, DoneWatch, swarm_gathered, task_done
+from hil_bringup.core.done import (
+    GATHER_RADIUS,
+    TASK_TEXT,
+    DonePredicate,
+    DoneWatch,
+    swarm_gathered,
+    task_done,
+)
 from hil_bringup.core.graph import GraphOptions, user_ports, your_program
 from hil_bringup.core.options import add_arguments, from_namespace
 from hil_bringup.errors import HilBringupError
@@ -168,9 +175,10 @@ def render(status: dict[str, Any]) -> Any:
             f"{status['sim_time']:8.2f} s   (wall {status['wall_time']:.1f} s, RTF {status['rtf']:.2f})",
         ),
         ("robot 0", f"x {x:+.3f} m  y {y:+.3f} m  yaw {yaw:+.2f} rad"),
-        ("boards down", f"{status['boards_down']} of {status['boards']}"),
         ("control", f"{status['mode']}, motors held by: {status['held_by']}"),
     ]
+    if status["boards"]:  # a world without boards has none to count
+        rows.insert(2, ("boards down", f"{status['boards_down']} of {status['boards']}"))
     if status["mcu_alive"] is not None:
         rows += [
             (
@@ -260,10 +268,6 @@ def run(
         # it stops or writes the report.
         snapshot = status.snapshot()
         log.metrics.update(_metrics(snapshot, runner, options))
-        log.metrics["done"] = watch.done if watch is not None else None
-        log.metrics["done_at_s"] = (
-            round(watch.done_at, 3) if watch is not None and watch.done_at is not None else None
-        )
         log.metrics.update(_swarm_metrics(runner, options, log))
         link_faults = link_fault_report(runner)
         if link_faults is not None:
@@ -278,10 +282,11 @@ def run(
             file=sys.stderr,
             flush=True,
         )
+    judge_task(log, args, watch, end=snapshot["sim_time"])
     metrics_path, picture_path = write_report(log, folder)
     print(
-        f"hil_sim_runner: {snapshot['boards_down']} of {snapshot['boards']} boards down "
-        f"in {snapshot['sim_time']:.1f} s simulated ({snapshot['wall_time']:.1f} s wall)"
+        f"hil_sim_runner: {boards_text(snapshot)}{snapshot['sim_time']:.1f} s simulated "
+        f"({snapshot['wall_time']:.1f} s wall)"
     )
     if watch is not None:
         print(
@@ -295,6 +300,28 @@ def run(
     if failure is not None:
         return 1
     return 1 if args.until_done and ending == "duration" and not (watch and watch.done) else 0
+
+
+def boards_text(snapshot: dict[str, Any]) -> str:
+    """``6 of 6 boards down in ``, or nothing in a world without boards."""
+    return f"{snapshot['boards_down']} of {snapshot['boards']} boards down in " if snapshot["boards"] else ""
+
+
+def judge_task(log: RunLog, args: argparse.Namespace, watch: DoneWatch | None, *, end: float) -> None:
+    """The picture's heading and the task's verdict (done or not, what it read), with a task."""
+    from hil_bringup.core.report import task_judgement  # noqa: PLC0415 - the graph's modules load late
+
+    behaviour = args.behaviour or "manual"
+    log.heading = f"{behaviour} run, {end:.1f} s simulated"
+    log.metrics["done"] = watch.done if watch is not None else None
+    log.metrics["done_at_s"] = None if watch is None or watch.done_at is None else round(watch.done_at, 3)
+    if watch is None:
+        return
+    task = behaviour if behaviour in TASK_TEXT else "done"  # a caller's own predicate
+    judgement = task_judgement(log, task, done_at=watch.done_at, end=end, robots=args.hil_robots)
+    log.judgements.append(judgement)
+    log.metrics["task"] = task
+    log.heading = f"{judgement.label}: {judgement.verdict} {judgement.detail}"
 
 
 def _print_started(runner: GraphRunner, seconds: float) -> None:
@@ -342,14 +369,11 @@ def _drive(
                 return "failed"  # a part of the run died; run() reports it
             with sim_node.lock:
                 t = sim.time
+                log.note_boards(t, sim.geometry.standing)
                 if t >= next_sample:
                     next_sample = t + SAMPLE_PERIOD
                     log.sample(
-                        t,
-                        float(sim.x[0]),
-                        float(sim.y[0]),
-                        bool(sim.led[0] > 0.5),
-                        [bool(s) for s in sim.geometry.standing],
+                        t, float(sim.x[0]), float(sim.y[0]), bool(sim.led[0] > 0.5), sim.geometry.standing
                     )
                     log.sample_others(t, sim.x, sim.y)
                 down = sim.geometry.boards_down
@@ -362,20 +386,18 @@ def _drive(
                     live.update(render(snapshot))
                 else:
                     mcu = {True: "alive", False: "LOST", None: "your program's"}[snapshot["mcu_alive"]]
+                    boards = f"boards down {snapshot['boards_down']}/{snapshot['boards']}  "
                     print(
                         f"  t {snapshot['sim_time']:7.1f} s  RTF {snapshot['rtf']:5.2f}  "
-                        f"boards down {snapshot['boards_down']}/{snapshot['boards']}  MCU {mcu}",
+                        f"{boards if snapshot['boards'] else ''}MCU {mcu}",
                         flush=True,
                     )
     finally:
         with sim_node.lock:  # the last moment too, whatever ended the run
             log.sample(
-                sim.time,
-                float(sim.x[0]),
-                float(sim.y[0]),
-                bool(sim.led[0] > 0.5),
-                [bool(s) for s in sim.geometry.standing],
+                sim.time, float(sim.x[0]), float(sim.y[0]), bool(sim.led[0] > 0.5), sim.geometry.standing
             )
+            log.sample_others(sim.time, sim.x, sim.y)
         if live is not None:
             live.stop()
     return ending or "stopped"

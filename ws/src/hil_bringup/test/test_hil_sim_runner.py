@@ -182,3 +182,23 @@ def test_a_world_that_goes_unstable_fails_the_run_naming_it_and_still_reports(tm
     metrics = json.loads((report / "metrics.json").read_text())
     assert "numerically unstable" in metrics["failure"]
     assert metrics["sim_duration_s"] < 1.0  # stopped at once, not after the 60 s
+
+
+@pytest.mark.ros
+def test_a_run_in_a_world_without_boards_prints_no_boards_and_names_its_task(tmp_path: Path) -> None:
+    report = tmp_path / "report"
+    result = subprocess.run(
+        runner_command(
+            "--headless", "--rtf", "0", "--world", "empty", "--behaviour", "light",
+            "--duration", "1", "--report-dir", str(report),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "  t " in result.stdout  # a progress line was printed
+    assert "boards" not in result.stdout
+    metrics = json.loads((report / "metrics.json").read_text())
+    assert metrics["boards"] == 0 and metrics["task"] == "light" and metrics["done"] is False

@@ -170,12 +170,17 @@ def diagnostic_array(
     hardware_id: str = "",
     stamp: Time | None = None,
 ) -> DiagnosticArray:
-    """A DiagnosticArray holding one status named ``<node>: <name>``, stamped now (or ``stamp``)."""
+    """A DiagnosticArray holding one status named ``<node>: <name>``, stamped now (or ``stamp``).
+
+    ``<node>`` is the node's full name without its leading slash (``robot_1/control_loop``):
+    every node of a graph publishes on the one ``/diagnostics``, and the name says whose
+    robot a status is (rqt's monitors show the namespaces as a tree).
+    """
     array = DiagnosticArray(
         status=[
             DiagnosticStatus(
                 level=level,
-                name=f"{node.get_name()}: {name}",
+                name=f"{node.get_fully_qualified_name().lstrip('/')}: {name}",
                 message=message,
                 hardware_id=hardware_id,
                 values=[KeyValue(key=key, value=str(value)) for key, value in values.items()],

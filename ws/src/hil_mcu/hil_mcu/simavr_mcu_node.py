@@ -264,7 +264,7 @@ class SimavrMcuNode(Node):
         self._start_time = 0.0
         self._next_report = 0.0
         self._previous: tuple[float, float, float] | None = None  # wall, avr seconds, dropped
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._reset_pending = self._trace_cut_told = False
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)

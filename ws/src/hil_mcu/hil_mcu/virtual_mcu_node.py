@@ -148,7 +148,7 @@ class VirtualMcuNode(Node):
         self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
         #: Bytes a full tty did not take, per link.
         self.unwritten = {"command": 0, "signal": 0, "radio": 0}
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="virtual-mcu", stopping=self._stop)
         command_port = str(link_path(params.as_str("command_port")))

@@ -15,8 +15,9 @@ simulated time and at most ``scene_max_rate`` times a wall second, while someone
 subscribes (a live view, a recorder). With several robots every per-robot topic is
 under ``robot_<i>/``. Services: ``reset_world`` (std_srvs/Trigger) and ``teleport``
 (hil_msgs/TeleportRobot). In one process each HIL robot's MCU end is also a
-:class:`RobotPort` (pins in, sensor values, joint states and radio lines out, by
-call), and the node is a :class:`~hil_common.core.stepping.Stepped` part: its own
+:class:`RobotPort` (pins in, sensor values and radio lines out, by call), each robot's
+joint states go by call to its description while ``/tf`` is watched
+(:attr:`SimNode.joint_states`), and the node is a :class:`~hil_common.core.stepping.Stepped` part: its own
 thread in real time (:meth:`SimNode.start`), stepped in lockstep
 (:meth:`SimNode.advance_to`). Each robot is its robot profile's model (``robot``: one
 profile per robot, the last for the rest;
@@ -246,16 +247,13 @@ class RobotPort:
     """One HIL robot's MCU end in the simulator, by call (the one-process runner).
 
     Unconnected, the same goes over ROS: pins on ``hil/signals/to_sim``, sensor values on
-    ``hil/signals/from_sim``, joint states on ``joint_states``, radio lines on
-    ``hil/radio/tx`` and ``hil/radio/rx``.
+    ``hil/signals/from_sim``, radio lines on ``hil/radio/tx`` and ``hil/radio/rx``.
     """
 
     #: The MCU's pins as ``(device, signal, value)`` (the bridge's newest frame).
     pins: InPort[[NamedValues]]
     #: The MCU's sensor signals, each time they change (a sensor sample, a switch, an encoder).
     sensor_values: OutPort[[NamedValues]] = field(default_factory=OutPort)
-    #: The robot's joint states, as they are published.
-    joint_states: OutPort[[JointState]] = field(default_factory=OutPort)
     #: RTX line bodies from the robot's radio module (no radio: dropped).
     radio_in: InPort[[str]] = field(default_factory=lambda: InPort(lambda _body: None))
     #: RRX and RST line bodies for the robot's radio module.
@@ -331,13 +329,17 @@ class SimNode(Node):
         )
         #: Each HIL robot's MCU end by call (the one-process runner connects them).
         self.robot_ports = [self._robot_port(robot) for robot in range(self.hil_robots)]
-        self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
-        self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
+        #: Per robot: its joint states by call, as they are published, while somebody
+        #: listens to /tf (the one-process runner's robot descriptions, for their transforms).
+        self.joint_states: list[OutPort[[JointState]]] = [OutPort() for _ in range(self.robots)]
+        self.tf = self.create_publisher(TFMessage, "/tf", qos.PUBLISHER)
+        # Absolute, as /tf: a graph's namespace leaves the one clock of the domain where it is.
+        self.clock = self.create_publisher(Clock, "/clock", qos.PUBLISHER)
         self._clock_listened = self._tf_listened = False
         self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
         self.scene = self.create_publisher(MarkerArray, SCENE_TOPIC, qos.PUBLISHER)
         self._scene_listened = False
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.create_service(Trigger, "reset_world", self.on_reset)
         self.create_service(TeleportRobot, "teleport", self.on_teleport)
         self._warned: set[str] = set()
@@ -637,14 +639,14 @@ class SimNode(Node):
                 odom.twist.twist.linear.x = float(sim.v[robot])
                 odom.twist.twist.angular.z = float(sim.w[robot])
                 topics.odom.publish(odom)
-            direct = self.robot_ports[robot].joint_states if robot < len(self.robot_ports) else None
-            by_call = direct is not None and direct.connected
+            # By call only for transforms (the descriptions'), so only while /tf is watched.
+            by_call = self._tf_listened and self.joint_states[robot].connected
             if topics.listened(topics.joints) or by_call:
                 joints = topics.joint_states(sim, robot, stamp)
                 if topics.listened(topics.joints):
                     topics.joints.publish(joints)
-                if direct is not None and by_call:
-                    direct.send(joints)
+                if by_call:
+                    self.joint_states[robot].send(joints)
             topics.publish_devices(sim.devices_of(robot)[1], stamp)
         if self._tf_listened:
             self.tf.publish(TFMessage(transforms=transforms))

@@ -58,6 +58,7 @@ from hil_testing.core.scenario import (
 from hil_testing.errors import HilTestingError
 
 if TYPE_CHECKING:
+    from hil_bringup.core.report import Judgement
     from hil_testing.core.goto import GotoRun
     from hil_testing.session import HilSession
 
@@ -123,17 +124,12 @@ def observe(session: HilSession, *, final: bool = False) -> Observation:
     """The run now, as the checks see it."""
     sim = session.sim
     loop = session.runner.loop.loop
-    rtt = None
+    mcu = loop.mcu
+    rtt = {"mcu": {"last": mcu.rtt_last * 1e3}}
     if final:
-        mcu = loop.mcu
-        rtt = {
-            "mcu": {
-                "last": mcu.rtt_last * 1e3,
-                "p50": mcu.rtt_percentile(50) * 1e3,
-                "p99": mcu.rtt_percentile(99) * 1e3,
-                "max": mcu.rtt_max * 1e3,
-            }
-        }
+        rtt["mcu"].update(
+            p50=mcu.rtt_percentile(50) * 1e3, p99=mcu.rtt_percentile(99) * 1e3, max=mcu.rtt_max * 1e3
+        )
     return Observation(
         t=sim.time,
         x=float(sim.x[0]),
@@ -164,6 +160,8 @@ class ScenarioRun:
                 label=goto_label(event.goal, event.at),
                 at=event.at,
                 until=event.at + event.goal.timeout + event.goal.settle,
+                goal=(event.goal.x, event.goal.y),
+                tolerance=event.goal.tolerance,
             )
             for index, event in enumerate(scenario.events)
             if isinstance(event, Goto)
@@ -224,12 +222,12 @@ class ScenarioRun:
                 del self.running[index]
         for judged in self.judged:
             judged.observe(obs)
+        sim = self.session.sim
+        self.log.note_boards(obs.t, sim.geometry.standing)  # every period: the checks see every fall
         if obs.t >= self._next_sample:
             self._next_sample = obs.t + SAMPLE_PERIOD
-            sim = self.session.sim
-            self.log.sample(
-                obs.t, obs.x, obs.y, bool(sim.led[0] > 0.5), [bool(s) for s in sim.geometry.standing]
-            )
+            self.log.sample(obs.t, obs.x, obs.y, bool(sim.led[0] > 0.5), sim.geometry.standing)
+            self.log.sample_others(obs.t, sim.x, sim.y)  # a scenario of several robots draws them all
 
     def due(self, now: float) -> None:
         """Carry out the timeline's actions due by ``now``."""
@@ -330,12 +328,34 @@ def run_scenario(
                 for c in cases
             ],
         }
+        run.log.judgements = judgements(cases, run.judged)
+        passed = sum(c.passed for c in cases)
+        verdict = "PASS" if passed == len(cases) else "FAIL"
+        run.log.heading = f"scenario {scenario.name}: {verdict}, {passed} of {len(cases)} assertions passed"
+        if scenario.description:
+            run.log.heading += f"\n{scenario.description}"
+        run.log.duration = scenario.duration
         metrics_path, picture_path = write_report(run.log, report_dir / scenario.name)
         out = "\n".join(
             [f"metrics: {metrics_path}", f"picture: {picture_path}", *(f"pins: {t['file']}" for t in traces)]
         )
     properties = {"file": str(scenario.path), "simulated_s": f"{simulated:.3f}"}
     return SuiteResult(scenario.name, wall, cases, system_out=out, properties=properties)
+
+
+def judgements(cases: Sequence[CaseResult], judged: Sequence[Judged]) -> list[Judgement]:
+    """The verdicts for the run's picture, each check's with the signals it read.
+
+    The last ``len(judged)`` cases are the checks' verdicts, in order; cases before
+    them (the run starts, the run completes) have no signals.
+    """
+    from hil_bringup.core.report import Judgement  # noqa: PLC0415 - the graph's modules load late
+
+    series = [[] for _ in cases[: len(cases) - len(judged)]] + [j.check.series() for j in judged]
+    return [
+        Judgement(case.name, case.verdict, case.detail, case.span, signals)
+        for case, signals in zip(cases, series, strict=True)
+    ]
 
 
 def labels(scenario: Scenario) -> list[str]:

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from hil_common.core.shutdown import ShutdownSignals
+from hil_testing.core.checks import BoardsDown, Judged, Observation
 from hil_testing.core.junit import CaseResult, SuiteResult
 from hil_testing.core.scenario import load_scenario
-from hil_testing.hil_scenario import exit_status, run_files
+from hil_testing.hil_scenario import exit_status, judgements, run_files
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -271,3 +272,52 @@ def test_check_refuses_what_a_run_would_naming_the_file_and_the_field(
     assert result.returncode == status, result.stdout + result.stderr
     assert words.format(dir=tmp_path) in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
+
+
+ONE_BOARD_WORLD = """
+arena: {width: 4.0, height: 4.0}
+start: {x: 0.0, y: 0.0, yaw: 0.0}
+boards:
+  push_threshold: 0.05
+  items: [{x: 0.45, y: 0.0, yaw: 3.1416, width: 0.1, thickness: 0.02, height: 0.3}]
+"""
+
+ONE_BOARD = """
+description: drive into the one board; only boards_down, so the run ends as it falls
+world: one_board.yaml
+duration: 10
+timeline:
+  - {at: 0.0, cmd_vel: {linear: 0.3}}
+assertions:
+  - {boards_down: {by: 10}}
+"""
+
+
+@pytest.mark.ros
+def test_a_board_falling_as_the_run_ends_is_in_the_report(tmp_path: Path) -> None:
+    (tmp_path / "one_board.yaml").write_text(ONE_BOARD_WORLD)
+    path = tmp_path / "knock.yaml"
+    path.write_text(ONE_BOARD)
+    (suite,) = run_files([load_scenario(path)], out=tmp_path / "out", junit=None)
+    (case,) = suite.cases
+    assert case.passed, case
+    fell_at = float(case.detail.removeprefix("at ").removesuffix(" s"))
+    assert float(suite.properties["simulated_s"]) < 9.0  # the run ended once the board was down
+    metrics = json.loads((tmp_path / "out" / "knock" / "metrics.json").read_text())
+    assert metrics["boards_down"] == 1
+    # The report counts the board the run was judged on, at the moment it fell.
+    assert list(metrics["board_fall_times_s"]) == ["0"]
+    assert metrics["board_fall_times_s"]["0"] == pytest.approx(fell_at, abs=0.006)
+
+
+def test_a_scenarios_picture_gets_each_verdict_with_the_signals_its_check_read() -> None:
+    check = BoardsDown(label="all boards down by 10 s", by=10.0)
+    check.observe(Observation(t=1.0, x=0.0, y=0.0, yaw=0.0, v=0.0, w=0.0, boards_down=6, boards=6))
+    cases = [
+        CaseResult("the run completes", False, "the run failed at 1.00 s", error=True),
+        CaseResult("all boards down by 10 s", True, "at 1.00 s", span=(0.0, 1.0)),
+    ]
+    first, second = judgements(cases, [Judged(check, 10.0)])
+    assert (first.label, first.verdict, list(first.series)) == ("the run completes", "ERROR", [])
+    assert (second.label, second.verdict, second.span) == ("all boards down by 10 s", "PASS", (0.0, 1.0))
+    assert [s.name for s in second.series] == ["boards down"]

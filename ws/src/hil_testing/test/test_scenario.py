@@ -25,6 +25,7 @@ from hil_testing.core.checks import (
     Observation,
     Region,
     RttBelow,
+    TaskDone,
 )
 from hil_testing.core.goto import GotoGoal, GotoResult
 from hil_testing.core.junit import CaseResult, SuiteResult, junit_xml, write_junit
@@ -461,6 +462,82 @@ def test_goto_check_is_decided_by_the_goto_result() -> None:
     check.result = GotoResult(GotoGoal(1.0, 0.0), True, 3.0, 0.02, 0.01, [(0.0, 0.0, 0.0, 0.0)], 1.0)
     assert check.decided()
     assert check.verdict(obs(4.0)).passed
+
+
+def task_light_by_5() -> Check:
+    return TaskDone(label="t", by=5.0, task="light")
+
+
+def telemetry_heading() -> Check:
+    return Bounded(label="h", minimum=0.0, maximum=360.0, during=None, telemetry=("TL2", "heading_deg"))
+
+
+def speed_during_1_2() -> Check:
+    return Bounded(label="v", minimum=-0.1, maximum=0.1, during=(1.0, 2.0), state="v")
+
+
+def near_the_light_by_5() -> Check:
+    return Inside(label="c", region=Region(center=(1.0, 0.0), radius=0.2), by=5.0)
+
+
+def cmd_vel_trips() -> Check:
+    return FailsafeTrips(label="f", reason="cmd_vel", between=(0.0, 5.0))
+
+
+def goto_to_1_0() -> Check:
+    return GotoCheck(label="g", at=0.0, until=5.0, goal=(1.0, 0.0), tolerance=0.03)
+
+
+#: The observations (t, x, v, failsafes, boards down, heading, latest round trip) every check below sees.
+SEEN = [
+    (0.0, 0.0, 0.0, frozenset(), 0, None, None),
+    (1.0, 0.5, 0.05, frozenset({"cmd_vel"}), 2, 90.0, 33.3),
+    (2.0, 0.9, 0.2, frozenset({"cmd_vel", "mcu"}), 2, 180.0, 33.3),
+    (3.0, 1.0, 0.0, frozenset(), 6, 270.0, 30.0),
+]
+
+# fmt: off
+#: (check, [(series name, unit, low, high, step, values)]): each check reports what it read, with its
+#: bounds; a step signal keeps its changes and its last value held to the latest time.
+SERIES = [
+    (boards_by_10, [("boards down", "", 6, None, True, [0, 2, 6])]),
+    (task_light_by_5, [("task light done", "", 1.0, None, True, [0.0, 0.0])]),
+    (inside_at_4, [("robot 0 x", "m", -1.0, 1.0, False, [0.0, 0.5, 0.9, 1.0]),
+                   ("robot 0 y", "m", -1.0, 1.0, False, [0.0, 0.0, 0.0, 0.0])]),
+    (near_the_light_by_5, [("robot 0 distance to (1, 0)", "m", None, 0.2, False, [1.0, 0.5, 0.1, 0.0])]),
+    (telemetry_heading, [("TL2.heading_deg", "", 0.0, 360.0, False, [90.0, 180.0, 270.0])]),
+    (speed_during_1_2, [("robot 0 v", "", -0.1, 0.1, False, [0.0, 0.05, 0.2, 0.0])]),
+    (no_mcu_failsafe, [("mcu failsafe holding", "", None, 0.0, True, [0.0, 1.0, 0.0])]),
+    (cmd_vel_trips, [("cmd_vel failsafe holding", "", None, None, True, [0.0, 1.0, 0.0])]),
+    (rtt, [("mcu round trip", "ms", None, 40.0, True, [33.3, 30.0])]),
+    (goto_to_1_0, [("robot 0 distance to (1, 0)", "m", None, 0.03, False, [1.0, 0.5, 0.1, 0.0])]),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("make", "expected"), SERIES)
+def test_every_check_reports_the_signals_it_read_with_its_bounds(
+    make: Callable[[], Check], expected: list[tuple[str, str, float | None, float | None, bool, list[float]]]
+) -> None:
+    check = make()
+    for t, x, v, failsafes, down, heading, rtt_ms in SEEN:
+        check.observe(
+            obs(
+                t,
+                x=x,
+                v=v,
+                failsafes=failsafes,
+                boards_down=down,
+                telemetry={} if heading is None else {"TL2": {"heading_deg": heading}},
+                rtt_ms=None if rtt_ms is None else {"mcu": {"last": rtt_ms}},
+            )
+        )
+    series = check.series()
+    assert [(s.name, s.unit, s.low, s.high, s.step) for s in series] == [e[:5] for e in expected]
+    for one, (*_, values) in zip(series, expected, strict=True):
+        assert list(one.values) == pytest.approx(values, abs=1e-9), one.name
+        assert one.t[-1] == 3.0  # to the latest observation
+        assert list(one.t) == sorted(one.t)
 
 
 # --- JUnit XML ----------------------------------------------------------------------------------

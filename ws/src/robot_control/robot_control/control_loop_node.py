@@ -210,7 +210,7 @@ class ControlLoopNode(Node):
 
         self.telemetry = self.create_publisher(TelemetryMsg, "telemetry", qos.PUBLISHER)
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.PUBLISHER)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.station_out = self.create_publisher(String, "robotCommand", qos.PUBLISHER)
         self.wire = WireTap(self, "command", lines=True)
         self.cmd_vel_topic = self.create_subscription(

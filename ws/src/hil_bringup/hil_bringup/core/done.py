@@ -60,6 +60,12 @@ def swarm_gathered(sim: Simulation, robots: int | None = None) -> bool:
 
 
 TASKS: dict[str, DonePredicate] = {"boards": all_boards_down, "light": light_reached, "swarm": swarm_gathered}
+#: Each task in words (the run report's pictures name it).
+TASK_TEXT = {
+    "boards": "every board down",
+    "light": "robot 0 within the light's reference distance",
+    "swarm": f"every HIL robot within {GATHER_RADIUS:g} m of the light",
+}
 
 
 def task_done(behaviour: str) -> DonePredicate:

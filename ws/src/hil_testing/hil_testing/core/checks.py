@@ -5,7 +5,10 @@ speed, boards down, the loop's failsafes, the latest telemetry, the tasks' state
 the heartbeat round trips in the final one). Each check takes every observation,
 says which simulated interval it is about (:meth:`Check.window`), when its verdict
 can no longer change (:meth:`Check.decided`) and gives a :class:`Verdict` at the
-end. Checks keep state: make fresh ones per run.
+end, and the signals it read against time (:meth:`Check.series`, each a
+:class:`~hil_bringup.core.report.Series` with the bounds it held them to), which the
+run report draws beside the verdicts: a new kind of check is drawn by the report as
+it is. Checks keep state: make fresh ones per run.
 
 Time windows are closed intervals of simulated seconds; ``None`` is the whole run,
 ``[0, duration]``: such a check is decided early only by a failure, so a run ends
@@ -21,7 +24,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from hil_bringup.core.report import Series, SeriesRecorder
 from hil_testing.core.goto import GotoResult
+
+__all__ = [
+    "BoardsDown",
+    "Bounded",
+    "Check",
+    "FailsafeTrips",
+    "GotoCheck",
+    "Inside",
+    "Judged",
+    "NoFailsafe",
+    "Observation",
+    "Region",
+    "RttBelow",
+    "Series",
+    "SeriesRecorder",
+    "TaskDone",
+    "Verdict",
+]
 
 #: Slack on window edges, against the rounding of accumulated step times.
 EPS = 1e-9
@@ -46,7 +68,8 @@ class Observation:
     telemetry: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     #: Whether each task (``boards``, ``light``) is done now.
     tasks: Mapping[str, bool] = field(default_factory=dict)
-    #: Heartbeat round trip statistics in ms by link (``{"mcu": {"max": 33.4}}``), in the final one only.
+    #: Heartbeat round trips in ms by link: the latest (``{"mcu": {"last": 33.3}}``) in
+    #: every one, every statistic (``last``, ``p50``, ``p99``, ``max``) in the final one.
     rtt_ms: Mapping[str, Mapping[str, float]] | None = None
 
     def state(self, name: str) -> float:
@@ -85,6 +108,9 @@ class Check(Protocol):
     def verdict(self, final: Observation) -> Verdict:
         """The outcome, given the last observation of the run."""
 
+    def series(self) -> list[Series]:
+        """The signals it read against time, with the bounds it held them to (the run report draws them)."""
+
 
 def window_text(window: Window | None) -> str:
     """``during [a, b] s``, or ``over the run``."""
@@ -117,9 +143,13 @@ class _Deadline:
         """Why it did not pass, in words."""
         return f"run ended at {final.t:.2f} s"
 
+    def record(self, obs: Observation) -> None:
+        """Note the signal the condition reads (every observation)."""
+
     def observe(self, obs: Observation) -> None:
         """Note the first moment the condition holds, before the deadline."""
         self.last_t = obs.t
+        self.record(obs)
         if self.passed_at is None and obs.t <= self.by + EPS and self.holds(obs):
             self.passed_at = obs.t
 
@@ -140,15 +170,25 @@ class BoardsDown(_Deadline):
 
     count: int | None = None
     most: int = 0
+    down: SeriesRecorder = field(default_factory=lambda: SeriesRecorder("boards down", step=True))
 
     def holds(self, obs: Observation) -> bool:
         """Enough boards are down."""
         self.most = max(self.most, obs.boards_down)
         return obs.boards_down >= (obs.boards if self.count is None else self.count)
 
+    def record(self, obs: Observation) -> None:
+        """Boards down, against the count needed."""
+        self.down.low = obs.boards if self.count is None else self.count
+        self.down.add(obs.t, obs.boards_down)
+
     def missed(self, final: Observation) -> str:
         """How many did fall."""
         return f"{self.most} of {final.boards} down"
+
+    def series(self) -> list[Series]:
+        """Boards down."""
+        return [self.down.series()]
 
 
 @dataclass
@@ -156,10 +196,21 @@ class TaskDone(_Deadline):
     """A behaviour's task (:mod:`hil_bringup.core.done`) done by ``by``."""
 
     task: str = "boards"
+    done: SeriesRecorder | None = None
 
     def holds(self, obs: Observation) -> bool:
         """The task is done."""
         return bool(obs.tasks.get(self.task, False))
+
+    def record(self, obs: Observation) -> None:
+        """Whether the task is done (1) or not (0)."""
+        if self.done is None:
+            self.done = SeriesRecorder(f"task {self.task} done", low=1.0, step=True)
+        self.done.add(obs.t, float(self.holds(obs)))
+
+    def series(self) -> list[Series]:
+        """The task done or not."""
+        return [] if self.done is None else [self.done.series()]
 
 
 @dataclass(frozen=True)
@@ -197,6 +248,18 @@ class Inside:
     failure: str | None = None
     success: str | None = None
     seen: bool = False
+    #: What it reads, by name: ``x`` and ``y`` (a box), ``distance`` to the centre (a circle).
+    signals: dict[str, SeriesRecorder] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        region = self.region
+        if region.center is not None:
+            name = f"robot 0 distance to ({region.center[0]:g}, {region.center[1]:g})"
+            self.signals["distance"] = SeriesRecorder(name, unit="m", high=region.radius)
+        for axis, bounds in (("x", region.x), ("y", region.y)):
+            if bounds is not None:
+                low, high = bounds
+                self.signals[axis] = SeriesRecorder(f"robot 0 {axis}", unit="m", low=low, high=high)
 
     def window(self, duration: float) -> Window:
         """The moment, the window, or from the start to the deadline."""
@@ -208,6 +271,10 @@ class Inside:
 
     def observe(self, obs: Observation) -> None:
         """Judge the moment, the window or the deadline."""
+        center = self.region.center or (0.0, 0.0)
+        values = {"x": obs.x, "y": obs.y, "distance": math.hypot(obs.x - center[0], obs.y - center[1])}
+        for name, recorder in self.signals.items():
+            recorder.add(obs.t, values[name])
         if self.decided():
             return
         inside = self.region.contains(obs.x, obs.y)
@@ -242,6 +309,10 @@ class Inside:
             return Verdict(True, f"throughout (run ended at {final.t:.2f} s)")
         return Verdict(False, f"not judged: the run ended at {final.t:.2f} s")
 
+    def series(self) -> list[Series]:
+        """Robot 0's coordinates (a box) or distance to the centre (a circle)."""
+        return [recorder.series() for recorder in self.signals.values()]
+
 
 @dataclass
 class Bounded:
@@ -258,10 +329,16 @@ class Bounded:
     low: float = math.inf
     high: float = -math.inf
     last_t: float = -math.inf
+    recorder: SeriesRecorder | None = None
 
     def window(self, duration: float) -> Window:
         """Its window, or the whole run."""
         return self.during if self.during is not None else (0.0, duration)
+
+    @property
+    def name(self) -> str:
+        """The value's name: ``TL2.heading_deg``, or ``robot 0 v``."""
+        return ".".join(self.telemetry) if self.telemetry is not None else f"robot 0 {self.state}"
 
     def value(self, obs: Observation) -> float | None:
         """The value now (None: no such telemetry yet)."""
@@ -273,10 +350,12 @@ class Bounded:
     def observe(self, obs: Observation) -> None:
         """Check the value if the moment is in the window."""
         self.last_t = obs.t
-        if self.failure is not None or not in_window(self.during, obs.t):
-            return
         value = self.value(obs)
-        if value is None:
+        if value is not None:
+            if self.recorder is None:
+                self.recorder = SeriesRecorder(self.name, low=self.minimum, high=self.maximum)
+            self.recorder.add(obs.t, value)
+        if value is None or self.failure is not None or not in_window(self.during, obs.t):
             return
         self.samples += 1
         self.low, self.high = min(self.low, value), max(self.high, value)
@@ -296,6 +375,10 @@ class Bounded:
             return Verdict(False, f"no {what} {window_text(self.during)}")
         return Verdict(True, f"{self.samples} samples in [{self.low:g}, {self.high:g}]")
 
+    def series(self) -> list[Series]:
+        """The value (none before the first telemetry)."""
+        return [] if self.recorder is None else [self.recorder.series()]
+
 
 @dataclass
 class NoFailsafe:
@@ -306,6 +389,7 @@ class NoFailsafe:
     during: Window | None
     failure: str | None = None
     last_t: float = -math.inf
+    holding: dict[str, SeriesRecorder] = field(default_factory=dict)
 
     def window(self, duration: float) -> Window:
         """Its window, or the whole run."""
@@ -314,6 +398,10 @@ class NoFailsafe:
     def observe(self, obs: Observation) -> None:
         """Note the first failsafe in the window."""
         self.last_t = obs.t
+        for reason in self.reasons:
+            if reason not in self.holding:
+                self.holding[reason] = SeriesRecorder(f"{reason} failsafe holding", high=0.0, step=True)
+            self.holding[reason].add(obs.t, float(reason in obs.failsafes))
         if self.failure is None and in_window(self.during, obs.t):
             tripped = sorted(set(self.reasons) & obs.failsafes)
             if tripped:
@@ -327,6 +415,10 @@ class NoFailsafe:
         """The first failsafe, or none."""
         return Verdict(self.failure is None, self.failure or "none")
 
+    def series(self) -> list[Series]:
+        """Each failsafe holding (1) or not (0)."""
+        return [recorder.series() for recorder in self.holding.values()]
+
 
 @dataclass
 class FailsafeTrips:
@@ -339,6 +431,7 @@ class FailsafeTrips:
     trips: list[float] = field(default_factory=list)
     active: bool = False
     last_t: float = -math.inf
+    holding: SeriesRecorder | None = None
 
     def window(self, duration: float) -> Window:
         """Where the trip must begin."""
@@ -348,6 +441,9 @@ class FailsafeTrips:
         """Note when the failsafe begins to hold."""
         self.last_t = obs.t
         now_active = self.reason in obs.failsafes
+        if self.holding is None:
+            self.holding = SeriesRecorder(f"{self.reason} failsafe holding", step=True)
+        self.holding.add(obs.t, float(now_active))
         if now_active and not self.active:
             self.trips.append(obs.t)
             if self.tripped_at is None and in_window(self.between, obs.t):
@@ -365,6 +461,10 @@ class FailsafeTrips:
         seen = ", ".join(f"{t:.2f}" for t in self.trips) or "never"
         return Verdict(False, f"trips at: {seen} s")
 
+    def series(self) -> list[Series]:
+        """The failsafe holding (1) or not (0)."""
+        return [] if self.holding is None else [self.holding.series()]
+
 
 @dataclass
 class RttBelow:
@@ -374,13 +474,19 @@ class RttBelow:
     link: str
     max_ms: float
     statistic: str
+    rtt: SeriesRecorder | None = None
 
     def window(self, duration: float) -> Window:
         """The whole run."""
         return 0.0, duration
 
     def observe(self, obs: Observation) -> None:
-        """Nothing: judged on the final observation."""
+        """Note the latest round trip (the verdict reads the final statistics)."""
+        last = (obs.rtt_ms or {}).get(self.link, {}).get("last")
+        if last is not None and math.isfinite(last) and last > 0:
+            if self.rtt is None:
+                self.rtt = SeriesRecorder(f"{self.link} round trip", unit="ms", high=self.max_ms, step=True)
+            self.rtt.add(obs.t, last)
 
     def decided(self) -> bool:
         """Only at the end."""
@@ -393,6 +499,10 @@ class RttBelow:
             return Verdict(False, f"no round trip measured on the {self.link} link")
         return Verdict(value <= self.max_ms, f"{self.statistic} {value:.2f} ms")
 
+    def series(self) -> list[Series]:
+        """The latest round trip, heartbeat by heartbeat."""
+        return [] if self.rtt is None else [self.rtt.series()]
+
 
 @dataclass
 class GotoCheck:
@@ -404,13 +514,23 @@ class GotoCheck:
     until: float = 0.0
     result: GotoResult | None = None
     started: bool = False
+    #: The goal (x, y) and its tolerance (m), for the distance drawn; None: not drawn.
+    goal: tuple[float, float] | None = None
+    tolerance: float | None = None
+    distance: SeriesRecorder | None = None
 
     def window(self, duration: float) -> Window:
         """From its start to its timeout and settle."""
         return self.at, self.until
 
     def observe(self, obs: Observation) -> None:
-        """Nothing: the runner hands over the goto's result."""
+        """Note robot 0's distance to the goal (the runner hands over the goto's result)."""
+        if self.goal is None or not in_window((self.at, self.until), obs.t):
+            return
+        if self.distance is None:
+            name = f"robot 0 distance to ({self.goal[0]:g}, {self.goal[1]:g})"
+            self.distance = SeriesRecorder(name, unit="m", high=self.tolerance)
+        self.distance.add(obs.t, math.hypot(obs.x - self.goal[0], obs.y - self.goal[1]))
 
     def decided(self) -> bool:
         """The goto has finished."""
@@ -427,6 +547,10 @@ class GotoCheck:
             f"{'reached' if r.reached else 'not reached'} in {r.time:.2f} s, error "
             f"{r.position_error * 100:.1f} cm, {math.degrees(r.yaw_error):+.1f} deg",
         )
+
+    def series(self) -> list[Series]:
+        """Robot 0's distance to the goal during the goto."""
+        return [] if self.distance is None else [self.distance.series()]
 
 
 @dataclass
