@@ -120,6 +120,9 @@ class SignalBridgeNode(Node):
         )
         self._warned_unknown: set[str] = set()
         self._names = [(slot.device, slot.name) for slot in self.layout.inputs]
+        #: The newest frame's values and them by name, as last sent to ``pins``.
+        self._pin_values: tuple[float, ...] | None = None
+        self._named_pins: NamedValues = []
         #: The newest frame's INPUT signals by name, by call (the simulator's robot port).
         self.pins: OutPort[[NamedValues]] = OutPort()
         #: The simulator's values for the OUTPUT signals by call (its from_sim
@@ -210,7 +213,10 @@ class SignalBridgeNode(Node):
             self.publish_frame(result.frames[-1])
             if self.pins.connected:
                 values = result.frames[-1].values
-                self.pins.send([(d, n, v) for (d, n), v in zip(self._names, values, strict=True)])
+                if values != self._pin_values:  # pins change seldom: named again only then
+                    self._pin_values = values
+                    self._named_pins = [(d, n, v) for (d, n), v in zip(self._names, values, strict=True)]
+                self.pins.send(self._named_pins)
         if now >= self._next_report:
             self._next_report = now + self.diagnostics_period
             self.publish_health(now)

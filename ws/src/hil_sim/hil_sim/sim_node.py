@@ -70,7 +70,7 @@ from hil_sim.core.scene import Trails
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.world import Pose
 from hil_sim.errors import HilSimError
-from hil_sim.sim_markers import SCENE_TOPIC, SceneMarkers, world_markers
+from hil_sim.sim_markers import SCENE_TOPIC, SceneMarkers, WorldMarkers
 from hil_sim.sim_radio import SimRadio
 from hil_sim.sim_topics import RobotTopics, stamp_of, yaw_quaternion
 
@@ -286,6 +286,7 @@ class SimNode(Node):
         self._scene_world = True
         self._scene_boards_down = 0
         self._scene_markers = SceneMarkers()
+        self._world_markers = WorldMarkers()
         #: The robots' paths, for the live scene.
         self.trails = Trails(self.robots)
         self.publish_clock = params.as_bool("publish_clock")
@@ -594,7 +595,7 @@ class SimNode(Node):
         if state_due:
             self.publish_state(stamp)
         if markers_due:
-            self.markers.publish(world_markers(sim, stamp))
+            self.markers.publish(self._world_markers.message(sim, stamp))
         if scene_due:
             self.publish_scene(stamp, now)
 
