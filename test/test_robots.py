@@ -24,7 +24,6 @@ import serial
 from conftest import Spawn
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
-from hil_common.errors import HilError
 from hil_devices.core.profile import load_profile
 from hil_firmware.sketch_tool import main as hil_sketch
 from hil_sim.core.world import Pose
@@ -34,9 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = ROOT / "ws" / "src" / "hil_robots" / "robots"
 #: Sketches of the project's own robots (robot_mcu builds in firmware/test).
 OWN_SKETCHES = ["rab_style", "line_follower", "sonar_servo_avoider"]
-#: Robots whose scenarios need the scenario steps serial: (issue 23, item 4), not read
-#: yet; their check is expected to refuse them until then.
-AWAITING_SERIAL_STEPS = {"rab_style", "line_follower", "sonar_servo_avoider"}
 
 
 @pytest.mark.parametrize("board", ["uno", "nano"])
@@ -60,25 +56,15 @@ def test_each_robot_sketch_builds_with_hil_sketch(
     ids=lambda path: f"{path.parents[1].name}/{path.name}",
 )
 def test_each_robot_scenario_passes_hil_scenario_check(scenario: Path) -> None:
-    robot = scenario.parents[1].name
-    if robot in AWAITING_SERIAL_STEPS:
-        with pytest.raises(HilError, match=r"expected exactly one of .*, got serial"):
-            load_scenario(scenario)  # robot: is read; its serial steps are not yet
-        pytest.xfail("needs the scenario steps serial: (issue 23, item 4)")
-    load_scenario(scenario)
+    view = load_scenario(scenario).view
+    assert view is not None and view.profile.name == scenario.parents[1].name  # its own robot
 
 
 @pytest.mark.ros
-@pytest.mark.parametrize(
-    "robot",
-    sorted(
-        p.name
-        for p in ROBOTS.iterdir()
-        if (p / "robot.yaml").is_file() and p.name not in AWAITING_SERIAL_STEPS
-    ),
-)
+@pytest.mark.parametrize("robot", sorted(p.name for p in ROBOTS.iterdir() if (p / "robot.yaml").is_file()))
 def test_each_robot_runs_its_scenarios_in_lockstep(tmp_path: Path, robot: str) -> None:
     folder = ROBOTS / robot / "scenarios"
+    assert sorted(folder.glob("*.yaml")), f"robot {robot} ships no scenario in {folder}"
     result = subprocess.run(
         [sys.executable, "-m", "hil_testing.hil_scenario", "run", str(folder), "--out", str(tmp_path)],
         capture_output=True,

@@ -125,6 +125,12 @@ class Chain:
     proxies: list[FaultProxy] = field(default_factory=list)
     #: Lockstep, brain none: the command UART's user end (the scenario's, the plugin's).
     serial: SerialPort | None = None
+    #: Lockstep, firmware in simavr: the profile's other UARTs' user ends, by UART number.
+    uarts: dict[int, SerialPort] = field(default_factory=dict)
+
+    def ports(self) -> list[SerialPort]:
+        """Every serial port the runner is the user's end of: the command UART's, then the others."""
+        return ([self.serial] if self.serial is not None else []) + list(self.uarts.values())
 
 
 class _InputTaker:
@@ -377,6 +383,18 @@ class GraphRunner:
         """Lockstep, brain none: robot 0's command UART as your program's end of it (None otherwise)."""
         return self.chains[0].serial
 
+    def serial_ports(self, robot: int = 0) -> dict[int, SerialPort]:
+        """Lockstep: a HIL robot's serial ports by UART number (the command UART's with brain none).
+
+        The firmware in simavr: every UART of the robot's profile that reaches a pty;
+        the virtual MCU: its command UART (brain none).
+        """
+        chain = self.chains[robot]
+        ports = dict(chain.uarts)
+        if chain.serial is not None:
+            ports[self.options.profile(robot).command.uart] = chain.serial
+        return dict(sorted(ports.items()))
+
     @property
     def bridge(self) -> SignalBridgeNode:
         """Robot 0's signal bridge node."""
@@ -478,6 +496,7 @@ class GraphRunner:
         for each in self.chains:
             if each.loop is None:
                 self._open_serial(each)
+            self._open_uarts(each)
             if isinstance(each.mcu, VirtualMcuNode):
                 each.mcu.replugged.connect(self._owe_reads)  # new ptys after a replug
         for node in self.nodes.values():
@@ -520,6 +539,42 @@ class GraphRunner:
             mcu_read=lambda: counts()[0],
             mcu_fd=pty.master_fd,
         )
+
+    def _open_uarts(self, chain: Chain) -> None:
+        """Lockstep, firmware in simavr: the user ends of the profile's other UARTs (aux), paired.
+
+        Each is the pty's own user side, as the command UART's (:meth:`_open_serial`), with
+        the harness's byte counts of that UART.
+        """
+        for port in chain.uarts.values():
+            port.close()
+        chain.uarts = {}
+        mcu = chain.mcu
+        if not isinstance(mcu, SimavrMcuNode):
+            return
+        bauds = {port.uart: port.baud for port in self.options.profile(chain.robot).serial}
+        for number, pty in mcu.uarts.items():
+
+            def counts(number: int = number) -> tuple[int, int]:
+                process = mcu.process
+                return process.uart_bytes.get(number, (0, 0)) if process is not None else (0, 0)
+
+            chain.uarts[number] = SerialPort(
+                pty.user_end(),
+                path=pty.path,
+                baud=bauds.get(number, 0),
+                mcu_written=lambda counts=counts: counts()[1],  # type: ignore[misc]
+                mcu_read=lambda counts=counts: counts()[0],  # type: ignore[misc]
+                mcu_fd=pty.master_fd,
+            )
+
+    @staticmethod
+    def _close_serials(chain: Chain) -> None:
+        """Close a chain's serial ports (the command UART's and the others)."""
+        for port in chain.ports():
+            port.close()
+        chain.serial = None
+        chain.uarts = {}
 
     def _connect(self, chain: Chain) -> None:
         """A chain's bridge, description and radio module exchange with the simulator by call."""
@@ -613,11 +668,12 @@ class GraphRunner:
         for each in chains:
             if each.mcu is not None:
                 self._stepping = each.mcu
-                if each.serial is not None:
-                    each.serial.deliver()
+                ports = each.ports()
+                for port in ports:
+                    port.deliver()
                 each.mcu.advance_to(now)
-                if each.serial is not None:
-                    each.serial.collect()
+                for port in ports:
+                    port.collect()
             if each.radio is not None:
                 self._stepping = each.radio
                 each.radio.advance_to(now)
@@ -701,9 +757,7 @@ class GraphRunner:
         if chain.mcu is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
         chain.mcu = None
-        if chain.serial is not None:
-            chain.serial.close()
-            chain.serial = None
+        self._close_serials(chain)
         self._remove(self._key(robot, MCU_NODES[self.options.mcu]))
 
     def restart_mcu(self, *, robot: int = 0) -> None:
@@ -730,6 +784,7 @@ class GraphRunner:
                 mcu.replugged.connect(self._owe_reads)
             if chain.loop is None:
                 self._open_serial(chain)
+            self._open_uarts(chain)
             self._owe_reads()
         else:
             if self._clocks.subscribed:
@@ -776,8 +831,7 @@ class GraphRunner:
             for proxy in self.proxies:
                 proxy.stop()
             for each in self.chains:
-                if each.serial is not None:
-                    each.serial.close()
+                self._close_serials(each)
             self.executor.shutdown(timeout_sec=2.0)
             self.sim_executor.shutdown(timeout_sec=2.0)
             if self.live_executor is not None:

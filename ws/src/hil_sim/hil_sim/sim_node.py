@@ -68,8 +68,10 @@ from hil_sim.core.radio import Radio
 from hil_sim.core.robot_model import RobotModel, demo_robot, robot_model_from_profile
 from hil_sim.core.scene import Trails
 from hil_sim.core.simulation import Simulation
+from hil_sim.core.user_inputs import Request, UserInputs
 from hil_sim.core.world import Pose
 from hil_sim.errors import HilSimError
+from hil_sim.sim_inputs import SetTopics
 from hil_sim.sim_markers import SCENE_TOPIC, SceneMarkers, WorldMarkers
 from hil_sim.sim_radio import SimRadio
 from hil_sim.sim_topics import RobotTopics, stamp_of, yaw_quaternion
@@ -298,6 +300,8 @@ class SimNode(Node):
         )
         self.cmd_vel = CmdVelDrive(self.sim, timeout=params.as_float("cmd_vel_timeout"))
         self.lock = threading.Lock()
+        #: What users set on the devices, taken at the start of each period.
+        self.user_inputs = UserInputs()
 
         prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
         self.topics = [
@@ -323,6 +327,15 @@ class SimNode(Node):
         ]
         #: Per robot: (sample, switches and encoders) of the sensor values last sent by call.
         self._outputs_given: dict[int, tuple[int, bytes]] = {}
+        self.set_topics = SetTopics(
+            self,
+            prefixes,
+            [
+                [(name, self.sim.devices_of(robot)[0].where[name][0].KIND) for name in self._users(robot)]
+                for robot in range(self.robots)
+            ],
+            self.set_device,
+        )
         self._radio = (
             SimRadio(self, self.sim, params, prefixes, hil_robots=self.hil_robots, lock=self.lock)
             if params.as_bool("radio")
@@ -346,8 +359,6 @@ class SimNode(Node):
         self._warned: set[str] = set()
         self._stop = threading.Event()
         self._thread = node_thread(self, self.step_forever, name="sim-step", stopping=self._stop)
-        #: Lockstep: on the simulated clock, stepped by advance_to() (follow()).
-        self.lockstep = False
         self.achieved_rtf = 0.0
         self.scheduler: DeadlineScheduler | None = None
         models = ", ".join(sorted({model.name for model in self.sim.models}))
@@ -371,7 +382,6 @@ class SimNode(Node):
     def follow(self, clock: SimulatedClock) -> None:
         """Lockstep: MCU silence is measured on ``clock`` (the simulated time every part shares)."""
         with self.lock:
-            self.lockstep = True
             self.pin_clock = clock
             self.port.restart(clock())
 
@@ -461,6 +471,36 @@ class SimNode(Node):
             self._outputs_given[robot] = given
             port.sensor_values.send(self.port.outputs(robot))
 
+    # --- what users set -----------------------------------------------------------------
+
+    def _users(self, robot: int) -> list[str]:
+        return self.sim.devices_of(robot)[0].users()
+
+    def set_device(
+        self,
+        robot: int,
+        device: str,
+        value: float | dict[str, float],
+        *,
+        seconds: float | None = None,
+        signal: str = "",
+    ) -> None:
+        """A user sets robot ``robot``'s ``device`` from the start of the next period (any thread).
+
+        A button, an analog input, an IR remote's key press, or a sensor's ``signal``
+        held at ``value`` (:meth:`hil_sim.core.simulation.Simulation.setting`); with
+        ``seconds``, let go that long after (:mod:`hil_sim.core.user_inputs`).
+
+        Raises:
+            HilSimError: no such robot, device or signal, a value it does not take, or
+                ``seconds`` not positive.
+        """
+        if seconds is not None and not seconds > 0:
+            raise HilSimError(f"{device}: for = {seconds!r} s must be positive")
+        with self.lock:
+            setting = self.sim.setting(robot, device, value, signal=signal)
+        self.user_inputs.request(Request(robot, setting, seconds))
+
     # --- robots without an MCU, the radio -----------------------------------------------
 
     def on_cmd_vel(self, robot: int, message: Twist) -> None:
@@ -490,6 +530,7 @@ class SimNode(Node):
         del request
         with self.lock:
             self.sim.reset()
+            self.user_inputs.reset()
             self.trails.reset()
             self._scene_world = True
         response.success = True
@@ -542,6 +583,7 @@ class SimNode(Node):
     def _one_period(self) -> None:
         """One signal period: the latest pins, the physics, what is due published, sensor values on."""
         with self.lock:
+            self.user_inputs.apply(self.sim)
             self.cmd_vel.expire()
             for robot in self.port.check_silence(self.pin_clock()):
                 self.get_logger().warning(
