@@ -8,11 +8,15 @@
   (the figure an idle machine would approach) and where a period's time goes.
 * Baseline: the physics core alone (same demo world, one robot driving an arc, all
   sensors, 1 kHz physics) stepped in the same 5 ms periods, measured in the same run.
+* ``--digest``: no timing; the digests (:mod:`hil_testing.run_digest`) of the lockstep
+  runs in :data:`DIGEST_RUNS`, one JSON object, for comparing a change that must leave
+  lockstep runs alone against the code before it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -26,12 +30,23 @@ from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
 from hil_sim.core.build import build_simulation
 from hil_sim.core.world import load_world
+from hil_testing.run_digest import lockstep_digest
 
 NAME = "lockstep"
 WORLDS = Path(__file__).resolve().parent.parent / "ws" / "src" / "hil_sim" / "worlds"
 #: Figures of the issue that asked for this (before the work): whole loop 3.2x (virtual
 #: MCU), 1.3-1.5x (simavr), physics core ~95x.
 BEFORE = {"virtual_whole_loop_rtf": 3.2, "simavr_whole_loop_rtf": "1.3-1.5"}
+#: The lockstep runs ``--digest`` fingerprints: the two MCUs, several robots with the
+#: radio, link faults.
+DIGEST_RUNS = {
+    "virtual": GraphOptions(rtf=0.0, behaviour="boards"),
+    "simavr": GraphOptions(rtf=0.0, behaviour="boards", mcu="simavr"),
+    "swarm_radio": GraphOptions(
+        rtf=0.0, behaviour="swarm", robots=3, hil_robots=2, radio=True, world="swarm"
+    ),
+    "faults": GraphOptions(rtf=0.0, behaviour="boards", faults=True, fault_drop=0.01),
+}
 
 
 def whole_loop(mcu: str, seconds: float) -> dict[str, float]:
@@ -61,11 +76,11 @@ def breakdown(seconds: float) -> dict[str, float]:
     try:
         mcu = runner.mcu
         assert mcu is not None
-        timed(mcu, "tick", "mcu_us")
-        timed(runner.bridge, "tick", "bridge_us")
+        timed(mcu, "advance_to", "mcu_us")
+        timed(runner.bridge, "advance_to", "bridge_us")
         timed(runner.sim.sim, "step", "physics_and_sensors_us")
         timed(runner.sim, "publish_step", "sim_publish_us")
-        timed(runner.loop, "step_lockstep", "control_loop_us")
+        timed(runner.loop, "advance_to", "control_loop_us")
         periods = 0
         start = time.perf_counter()
         while runner.sim.sim.time < seconds:
@@ -100,8 +115,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="simulated seconds per whole-loop run")
     parser.add_argument("--simavr-seconds", type=float, default=10.0, help="simulated s with simavr")
     parser.add_argument("--plot", default="bench/results/lockstep.png", help="bar chart PNG ('' for none)")
+    parser.add_argument(
+        "--digest", action="store_true", help="print the digests of 5 s lockstep runs instead of timing"
+    )
     args = parser.parse_args()
     private_ros_domain()
+    if args.digest:
+        digests = {name: lockstep_digest(options, seconds=5.0) for name, options in DIGEST_RUNS.items()}
+        print(json.dumps(digests))
+        return
 
     progress(NAME, "physics core alone")
     core = physics_core(args.seconds)

@@ -11,11 +11,15 @@ robot_state_publisher's ``frame_prefix`` does in multi-robot setups (a graph's
 ``namespace`` remaps both into it). With ``prefixes`` one node describes several robots
 of one profile (the simulator's robots without a chain): each robot's topics are under
 its prefix (``robot_2/``) and its frames prefixed by it; it takes their joint states
-only while somebody listens to ``/tf``.
+only while somebody listens to ``/tf``. In one process the simulator hands a chain's
+description the joint states by call (:attr:`DescriptionNode.joint_states`). It has no
+thread and nothing to step: a :class:`~hil_common.core.stepping.Stepped` part whose
+work is all in callbacks.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from geometry_msgs.msg import TransformStamped
@@ -29,6 +33,8 @@ from tf2_msgs.msg import TFMessage
 from hil_common import qos
 from hil_common.core.param_spec import ParamSpec
 from hil_common.core.paths import share_dir
+from hil_common.core.ports import InPort
+from hil_common.core.stepping import SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import run_node
 from hil_common.parameters import declare_parameters
@@ -100,6 +106,14 @@ class DescriptionNode(Node):
         self.tf = self.create_publisher(TFMessage, "/tf", qos.PUBLISHER)
         self._joint_states: list[Any] = []
         self._listen_check: Any = None
+        #: Per robot described (``prefixes``' order): its joint states by call (from the
+        #: simulator, which sends them while /tf is watched). Once one is connected the
+        #: subscriptions and the look for /tf listeners go, so the node has no callback
+        #: left for an executor to serve.
+        self.joint_states: list[InPort[[JointState]]] = [
+            InPort(partial(self.on_joint_states, frames=frames), on_connect=self._by_call)
+            for _, frames in self.robots
+        ]
         if prefixes:  # a swarm's robots: their joint states only while /tf is watched
             self._listen_check = self.create_timer(LISTEN_CHECK_S, self.follow_listeners)
         else:
@@ -157,13 +171,7 @@ class DescriptionNode(Node):
         if transforms:
             self.tf.publish(TFMessage(transforms=transforms))
 
-    def attach_directly(self) -> None:
-        """Take joint states by call (:meth:`on_joint_states`) from an in-process simulator.
-
-        The one-process runner's simulator hands them over as it publishes them; the
-        subscriptions go (and the look for /tf listeners, the simulator's own decides), so
-        the node has no callback left for an executor to serve.
-        """
+    def _by_call(self) -> None:
         if self._listen_check is not None:
             self.destroy_timer(self._listen_check)
             self._listen_check = None
@@ -171,12 +179,18 @@ class DescriptionNode(Node):
             self.destroy_subscription(subscription)
         self._joint_states = []
 
-    # It has no thread of its own; run_node expects start/stop.
+    # It has no thread of its own and nothing to step.
     def start(self) -> None:
         """Nothing to start: everything happens in callbacks."""
 
     def stop(self) -> None:
         """Nothing to stop."""
+
+    def follow(self, clock: SimulatedClock) -> None:
+        """Nothing runs on a clock of its own (stamps come with the joint states)."""
+
+    def advance_to(self, t: float) -> None:
+        """Nothing is ever due."""
 
 
 def main(args: list[str] | None = None) -> int:

@@ -77,7 +77,7 @@ class HilSession:
             if start is not None:
                 self.runner.sim.sim.teleport(0, start)
             if self.runner.chains[0].loop is not None:
-                self.runner.loop.telemetry_taps.append(self._on_telemetry)
+                self.runner.loop.telemetry_lists.connect(self._on_telemetry)
             self.runner.input_feeds.append(self._feed)
             self.runner.start()
         except BaseException:
