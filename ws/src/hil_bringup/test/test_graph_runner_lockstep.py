@@ -62,9 +62,10 @@ def test_the_bridge_exchanges_every_period_also_after_a_world_reset() -> None:
 
 
 @pytest.mark.ros
-def test_the_robot_drives_again_after_a_world_reset() -> None:
-    """The loop's frames (and the radio's steps) count from simulated time 0 again after a reset."""
-    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="virtual", behaviour="boards", radio=True))
+@pytest.mark.parametrize("mcu", ["virtual", "simavr"])
+def test_the_robot_drives_again_after_a_world_reset(mcu: str) -> None:
+    """The loop's, the MCU's and the radio's own time runs on when a reset takes the world's back to 0."""
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu=mcu, behaviour="boards", radio=mcu == "virtual"))
     runner.start()
     try:
         while runner.sim.sim.time < 4.0:  # past the 3 s the check below runs after the reset
