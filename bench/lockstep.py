@@ -6,8 +6,12 @@
   with the robot firmware in simavr (target >= 3, near the AVR emulator's own
   ceiling, which ``bench/simavr.py`` measures). Also per CPU second of this process
   (the figure an idle machine would approach) and where a period's time goes.
-* Baseline: the physics core alone (same demo world, one robot driving an arc, all
-  sensors, 1 kHz physics) stepped in the same 5 ms periods, measured in the same run.
+* Baselines, measured in the same run: the physics core alone (same demo world, one
+  robot driving an arc, all sensors, 1 kHz physics) stepped in the same 5 ms periods
+  (target: the whole loop with the virtual MCU at least half its RTF), and the robot
+  firmware's harness alone (``hil_simavr`` with the same coupling, no ROS, no
+  simulator) driven in the same 5 ms steps (target: the whole loop with simavr at least
+  three quarters of its RTF).
 * ``--digest``: no timing; the digests (:mod:`hil_testing.run_digest`) of the lockstep
   runs in :data:`DIGEST_RUNS`, one JSON object, for comparing a change that must leave
   lockstep runs alone against the code before it.
@@ -25,9 +29,11 @@ from typing import Any
 
 from _benchlib import bar_plot, emit, private_ros_domain, progress
 from _runnerlib import lockstep_rtf
+from simavr import avr_speed
 
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
+from hil_mcu.core.simavr import FirmwareOptions, build_firmware
 from hil_sim.core.build import build_simulation
 from hil_sim.core.world import load_world
 from hil_testing.run_digest import lockstep_digest
@@ -131,7 +137,10 @@ def main() -> None:
     virtual = whole_loop("virtual", args.seconds)
     progress(NAME, f"virtual {virtual['rtf']:.1f}x; whole loop, firmware in simavr")
     simavr = whole_loop("simavr", args.simavr_seconds)
-    progress(NAME, f"simavr {simavr['rtf']:.1f}x; breakdown")
+    progress(NAME, f"simavr {simavr['rtf']:.1f}x; the firmware's harness alone")
+    elf = build_firmware(FirmwareOptions(), progress=lambda line: progress(NAME, line))
+    harness_alone = avr_speed(elf, 5.0)["avr_mhz_5ms_steps"] / 16.0
+    progress(NAME, f"harness alone {harness_alone:.1f}x; breakdown")
     parts = breakdown(min(args.seconds, 10.0))
     if args.plot:
         bar_plot(
@@ -154,11 +163,19 @@ def main() -> None:
             "virtual_whole_loop_rtf_per_cpu_s": round(virtual["rtf_per_cpu_s"], 2),
             "simavr_whole_loop_rtf": round(simavr["rtf"], 2),
             "simavr_whole_loop_rtf_per_cpu_s_of_the_runner": round(simavr["rtf_per_cpu_s"], 2),
+            "virtual_over_physics_core": round(virtual["rtf"] / core, 3),
+            "simavr_over_harness_alone": round(simavr["rtf"] / harness_alone, 3),
             **{f"virtual_period_{k}": v for k, v in parts.items()},
         },
-        target={"virtual_whole_loop_rtf": ">= 20", "simavr_whole_loop_rtf": ">= 3"},
+        target={
+            "virtual_whole_loop_rtf": ">= 20",
+            "simavr_whole_loop_rtf": ">= 3",
+            "virtual_over_physics_core": ">= 0.5",
+            "simavr_over_harness_alone": ">= 0.75",
+        },
         baseline={
             "physics_core_5ms_periods_rtf": round(core, 1),
+            "harness_alone_5ms_steps_rtf": round(harness_alone, 2),
             **{f"before_{k}": v for k, v in BEFORE.items()},
         },
         notes=(

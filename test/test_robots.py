@@ -134,6 +134,7 @@ def shipped() -> list[str]:
 def test_every_shipped_robot_has_a_lockstep_run_here() -> None:
     runs = {
         "demo": "test_each_robot_runs_its_scenarios_in_lockstep",
+        "status_panel": "test_each_robot_runs_its_scenarios_in_lockstep",
         **{r: f"test_{r}" for r in OWN_SKETCHES},
     }
     assert set(runs) == set(shipped())

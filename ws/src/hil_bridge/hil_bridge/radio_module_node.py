@@ -28,7 +28,7 @@ from hil_common import qos
 from hil_common.core.loop_timing import DeadlineScheduler
 from hil_common.core.param_spec import ParamSpec
 from hil_common.core.ports import InPort, OutPort
-from hil_common.core.stepping import SimulatedClock
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import diagnostic_array, node_thread, run_node
 from hil_common.parameters import declare_parameters
@@ -64,6 +64,7 @@ class RadioModuleNode(Node):
         self.diagnostics_period = params.as_float("diagnostics_period")
         self._next_report = 0.0
         self._next_step = 0.0
+        self._running_time = RunningTime()
         self.tx = self.create_publisher(WireChunk, "hil/radio/tx", qos.PUBLISHER)
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._rx = self.create_subscription(WireChunk, "hil/radio/rx", self.on_rx, qos.COMMAND)
@@ -106,10 +107,14 @@ class RadioModuleNode(Node):
             self.module.deliver(body)
 
     def advance_to(self, t: float) -> None:
-        """Lockstep: a step when the module's own time step is due at simulated time ``t``."""
-        if t + 1e-9 >= self._next_step:
-            self._next_step = max(self._next_step + self.period, t)
-            self._step(t)
+        """Lockstep: a step when the module's own time step is due at simulated time ``t``.
+
+        The module's time runs on across a world reset (:class:`RunningTime`).
+        """
+        now = self._running_time.at(t)
+        if now + 1e-9 >= self._next_step:
+            self._next_step = max(self._next_step + self.period, now)
+            self._step(now)
 
     def run(self) -> None:
         """The module's steps, one per period, until stopped."""

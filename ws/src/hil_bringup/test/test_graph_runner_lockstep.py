@@ -61,6 +61,25 @@ def test_the_bridge_exchanges_every_period_also_after_a_world_reset() -> None:
         runner.stop()
 
 
+@pytest.mark.ros
+@pytest.mark.parametrize("mcu", ["virtual", "simavr"])
+def test_the_robot_drives_again_after_a_world_reset(mcu: str) -> None:
+    """The loop's, the MCU's and the radio's own time runs on when a reset takes the world's back to 0."""
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu=mcu, behaviour="boards", radio=mcu == "virtual"))
+    runner.start()
+    try:
+        while runner.sim.sim.time < 4.0:  # past the 3 s the check below runs after the reset
+            runner.step()
+        runner.sim.on_reset(Trigger.Request(), Trigger.Response())
+        sim = runner.sim.sim
+        start_yaw = sim.yaw.copy()
+        while sim.time < 3.0:
+            runner.step()
+        assert abs(sim.yaw - start_yaw)[0] > 0.5  # the star search's scan, begun anew
+    finally:
+        runner.stop()
+
+
 def test_every_hil_robot_runs_on_its_own_loop_and_the_others_follow_cmd_vel() -> None:
     runner = GraphRunner(GraphOptions(rtf=0.0, robots=4, hil_robots=3, behaviour="boards"))
     runner.start()

@@ -59,7 +59,7 @@ from hil_bridge.core.pty_link import PtyPair, check_distinct, prepare_link_folde
 from hil_common import qos
 from hil_common.core.param_spec import ParamSpec, ParamValues
 from hil_common.core.runtime_dir import link_path
-from hil_common.core.stepping import SimulatedClock
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
@@ -262,6 +262,7 @@ class SimavrMcuNode(Node):
         self.process: SimavrProcess | None = None
         self.clock: SimulatedClock = time.monotonic
         self._start_time = 0.0
+        self._running_time = RunningTime()
         self._next_report = 0.0
         self._previous: tuple[float, float, float] | None = None  # wall, avr seconds, dropped
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
@@ -355,9 +356,10 @@ class SimavrMcuNode(Node):
 
     def follow(self, clock: SimulatedClock) -> None:
         """Lockstep: power the AVR on now; :meth:`advance_to` advances it to the clock's time."""
-        self.clock = clock
+        self._running_time = running = RunningTime()
+        self.clock = lambda: running.at(clock())
         self.sim_clock = None  # the clock moves as the AVR is stepped: nothing to watch
-        self._start_time = clock()
+        self._start_time = self.clock()
         self._next_report = self._start_time
         if self.process is not None:
             self.process.stop()
@@ -388,8 +390,11 @@ class SimavrMcuNode(Node):
         return response
 
     def advance_to(self, t: float) -> None:
-        """Lockstep: run the AVR up to simulated time ``t``; its bytes are in the ptys on return."""
-        now = t
+        """Lockstep: run the AVR up to simulated time ``t``; its bytes are in the ptys on return.
+
+        The AVR's time runs on across a world reset (:class:`RunningTime`), as a real one's does.
+        """
+        now = self._running_time.at(t)
         process = self.process
         if process is None:
             raise HilMcuError("simavr_mcu: advance_to() before follow()")

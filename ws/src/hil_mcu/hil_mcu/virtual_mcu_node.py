@@ -51,7 +51,7 @@ from hil_common import qos
 from hil_common.core.param_spec import ParamSpec
 from hil_common.core.ports import OutPort
 from hil_common.core.runtime_dir import link_path
-from hil_common.core.stepping import SimulatedClock
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
@@ -144,6 +144,7 @@ class VirtualMcuNode(Node):
         )
         self.config = config
         self.mcu = VirtualMcu(config, start=self.clock())
+        self._running_time = RunningTime()
         #: The simulated clock, read at each report (None off use_sim_time and in lockstep).
         self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
         #: Bytes a full tty did not take, per link.
@@ -190,14 +191,18 @@ class VirtualMcuNode(Node):
 
     def follow(self, clock: SimulatedClock) -> None:
         """Lockstep: run on ``clock`` (stepped by :meth:`advance_to`): the MCU powers up again at its time."""
-        self.clock = clock
+        self._running_time = running = RunningTime()
+        self.clock = lambda: running.at(clock())
         self.sim_clock = None  # the clock moves as the MCU is stepped: nothing to watch
-        self.mcu = VirtualMcu(self.config, start=clock())
-        self._next_report = clock()
+        self.mcu = VirtualMcu(self.config, start=self.clock())
+        self._next_report = self.clock()
 
     def advance_to(self, t: float) -> None:
-        """Lockstep: take what the links sent, run the MCU's timers due by ``t``, write what it says."""
-        self._step(t)
+        """Lockstep: take what the links sent, run the MCU's timers due by ``t``, write what it says.
+
+        The MCU's time runs on across a world reset (:class:`RunningTime`), as a real one's does.
+        """
+        self._step(self._running_time.at(t))
 
     def stop(self) -> None:
         """Stop the event loop and close the ptys (which removes their links)."""

@@ -365,7 +365,7 @@ def test_a_serial_scenario_run_twice_in_lockstep_gives_the_same_verdicts_times_a
     assert transcripts[0] == transcripts[1] and transcripts[0].startswith(b"OK\r\n")
 
 
-STATUS_PANEL = Path(__file__).resolve().parent / "robots" / "status_panel"
+STATUS_PANEL = Path(__file__).resolve().parents[2] / "hil_robots" / "robots" / "status_panel"
 
 
 @pytest.mark.ros

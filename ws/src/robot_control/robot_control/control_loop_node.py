@@ -43,7 +43,7 @@ from hil_common import qos
 from hil_common.core.loop_timing import DeadlineScheduler, LoopStats
 from hil_common.core.param_spec import ParamSpec
 from hil_common.core.ports import OutPort
-from hil_common.core.stepping import SimulatedClock
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
@@ -152,6 +152,7 @@ class ControlLoopNode(Node):
         params = declare_parameters(self, PARAMETERS)
         #: Time source of the loop: the wall clock, or simulated time in lockstep.
         self.clock: SimulatedClock = time.monotonic
+        self._running_time = RunningTime()
         if params.as_float("mcu_heartbeat_timeout") <= params.as_float("mcu_heartbeat_period"):
             raise RobotControlError(
                 f"{NODE_NAME}: mcu_heartbeat_timeout must be longer than mcu_heartbeat_period"
@@ -250,14 +251,14 @@ class ControlLoopNode(Node):
         That clock is the simulated one and moves only as the loop is stepped: no
         ``clock`` failsafe. The port's reopen backoff runs on it too.
         """
-        self.clock = clock
+        self._running_time = running = RunningTime()
+        self.clock = lambda: running.at(clock())  # cmd_vel and station commands on the loop's time
         self.sim_clock = None
         self.link.use_clock(clock)
         self._config = replace(self._config, clock_timeout=None)
         with self.lock:
             self.loop = self._new_loop()
-        self.next_frame = clock()
-        self.next_report = clock()
+        self.next_frame = self.next_report = self.clock()
 
     def stop(self) -> None:
         """Stop the frame thread, leave the motors at zero, close the port (again: nothing).
@@ -308,8 +309,11 @@ class ControlLoopNode(Node):
             self.stats.record(tick, time.monotonic() - tick.woke)
 
     def advance_to(self, t: float) -> None:
-        """Lockstep: every frame due by simulated time ``t`` (no threads, the port polled)."""
-        now = t
+        """Lockstep: every frame due by simulated time ``t`` (no threads, the port polled).
+
+        The loop's time runs on across a world reset (:class:`RunningTime`).
+        """
+        now = self._running_time.at(t)
         while self.next_frame <= now:
             frame_time = self.next_frame
             data = self.link.poll()

@@ -45,3 +45,26 @@ class Stepped(Protocol):
 
     def advance_to(self, t: float) -> None:
         """Lockstep: do what is due up to simulated time ``t`` (after :meth:`follow`)."""
+
+
+class RunningTime:
+    """A stepped part's own time: the simulated time, never running back.
+
+    A world reset takes simulated time back to 0. A part's own timers (frame deadlines,
+    heartbeats, a behaviour's phases) run on from where they were, as they do on the
+    wall clock in real time: from a reset on, the part's time is the simulated time
+    plus what had passed before it.
+    """
+
+    def __init__(self) -> None:
+        self._offset = 0.0
+        self._last = float("-inf")
+
+    def at(self, t: float) -> float:
+        """The part's time at simulated time ``t``."""
+        now = t + self._offset
+        if now < self._last:
+            self._offset += self._last - now
+            now = self._last
+        self._last = now
+        return now

@@ -7,7 +7,7 @@
 // the button's edges are counted by an interrupt (its bounce shows there).
 // Serial at 9600 baud; lines "a <pin> <value>" (analogWrite, the value unchecked, as
 // sketches that forget constrain() do) and "d <pin> <level>" (digitalWrite) drive the
-// motor pins, each answered "ok". Written for the scenario tests of the HIL test tools.
+// motor pins, each answered "ok". Shipped as the example of a user's panel in scenarios.
 
 #define BUTTON_PIN 2
 #define IR_PIN 3
