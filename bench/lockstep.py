@@ -6,13 +6,21 @@
   with the robot firmware in simavr (target >= 3, near the AVR emulator's own
   ceiling, which ``bench/simavr.py`` measures). Also per CPU second of this process
   (the figure an idle machine would approach) and where a period's time goes.
-* Baseline: the physics core alone (same demo world, one robot driving an arc, all
-  sensors, 1 kHz physics) stepped in the same 5 ms periods, measured in the same run.
+* Baselines, measured in the same run: the physics core alone (same demo world, one
+  robot driving an arc, all sensors, 1 kHz physics) stepped in the same 5 ms periods
+  (target: the whole loop with the virtual MCU at least half its RTF), and the robot
+  firmware's harness alone (``hil_simavr`` with the same coupling, no ROS, no
+  simulator) driven in the same 5 ms steps (target: the whole loop with simavr at least
+  three quarters of its RTF).
+* ``--digest``: no timing; the digests (:mod:`hil_testing.run_digest`) of the lockstep
+  runs in :data:`DIGEST_RUNS`, one JSON object, for comparing a change that must leave
+  lockstep runs alone against the code before it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -21,17 +29,30 @@ from typing import Any
 
 from _benchlib import bar_plot, emit, private_ros_domain, progress
 from _runnerlib import lockstep_rtf
+from simavr import avr_speed
 
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
+from hil_mcu.core.simavr import FirmwareOptions, build_firmware
 from hil_sim.core.build import build_simulation
 from hil_sim.core.world import load_world
+from hil_testing.run_digest import lockstep_digest
 
 NAME = "lockstep"
 WORLDS = Path(__file__).resolve().parent.parent / "ws" / "src" / "hil_sim" / "worlds"
 #: Figures of the issue that asked for this (before the work): whole loop 3.2x (virtual
 #: MCU), 1.3-1.5x (simavr), physics core ~95x.
 BEFORE = {"virtual_whole_loop_rtf": 3.2, "simavr_whole_loop_rtf": "1.3-1.5"}
+#: The lockstep runs ``--digest`` fingerprints: the two MCUs, several robots with the
+#: radio, link faults.
+DIGEST_RUNS = {
+    "virtual": GraphOptions(rtf=0.0, behaviour="boards"),
+    "simavr": GraphOptions(rtf=0.0, behaviour="boards", mcu="simavr"),
+    "swarm_radio": GraphOptions(
+        rtf=0.0, behaviour="swarm", robots=3, hil_robots=2, radio=True, world="swarm"
+    ),
+    "faults": GraphOptions(rtf=0.0, behaviour="boards", faults=True, fault_drop=0.01),
+}
 
 
 def whole_loop(mcu: str, seconds: float) -> dict[str, float]:
@@ -61,11 +82,11 @@ def breakdown(seconds: float) -> dict[str, float]:
     try:
         mcu = runner.mcu
         assert mcu is not None
-        timed(mcu, "tick", "mcu_us")
-        timed(runner.bridge, "tick", "bridge_us")
+        timed(mcu, "advance_to", "mcu_us")
+        timed(runner.bridge, "advance_to", "bridge_us")
         timed(runner.sim.sim, "step", "physics_and_sensors_us")
         timed(runner.sim, "publish_step", "sim_publish_us")
-        timed(runner.loop, "step_lockstep", "control_loop_us")
+        timed(runner.loop, "advance_to", "control_loop_us")
         periods = 0
         start = time.perf_counter()
         while runner.sim.sim.time < seconds:
@@ -100,8 +121,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="simulated seconds per whole-loop run")
     parser.add_argument("--simavr-seconds", type=float, default=10.0, help="simulated s with simavr")
     parser.add_argument("--plot", default="bench/results/lockstep.png", help="bar chart PNG ('' for none)")
+    parser.add_argument(
+        "--digest", action="store_true", help="print the digests of 5 s lockstep runs instead of timing"
+    )
     args = parser.parse_args()
     private_ros_domain()
+    if args.digest:
+        digests = {name: lockstep_digest(options, seconds=5.0) for name, options in DIGEST_RUNS.items()}
+        print(json.dumps(digests))
+        return
 
     progress(NAME, "physics core alone")
     core = physics_core(args.seconds)
@@ -109,7 +137,10 @@ def main() -> None:
     virtual = whole_loop("virtual", args.seconds)
     progress(NAME, f"virtual {virtual['rtf']:.1f}x; whole loop, firmware in simavr")
     simavr = whole_loop("simavr", args.simavr_seconds)
-    progress(NAME, f"simavr {simavr['rtf']:.1f}x; breakdown")
+    progress(NAME, f"simavr {simavr['rtf']:.1f}x; the firmware's harness alone")
+    elf = build_firmware(FirmwareOptions(), progress=lambda line: progress(NAME, line))
+    harness_alone = avr_speed(elf, 5.0)["avr_mhz_5ms_steps"] / 16.0
+    progress(NAME, f"harness alone {harness_alone:.1f}x; breakdown")
     parts = breakdown(min(args.seconds, 10.0))
     if args.plot:
         bar_plot(
@@ -132,11 +163,19 @@ def main() -> None:
             "virtual_whole_loop_rtf_per_cpu_s": round(virtual["rtf_per_cpu_s"], 2),
             "simavr_whole_loop_rtf": round(simavr["rtf"], 2),
             "simavr_whole_loop_rtf_per_cpu_s_of_the_runner": round(simavr["rtf_per_cpu_s"], 2),
+            "virtual_over_physics_core": round(virtual["rtf"] / core, 3),
+            "simavr_over_harness_alone": round(simavr["rtf"] / harness_alone, 3),
             **{f"virtual_period_{k}": v for k, v in parts.items()},
         },
-        target={"virtual_whole_loop_rtf": ">= 20", "simavr_whole_loop_rtf": ">= 3"},
+        target={
+            "virtual_whole_loop_rtf": ">= 20",
+            "simavr_whole_loop_rtf": ">= 3",
+            "virtual_over_physics_core": ">= 0.5",
+            "simavr_over_harness_alone": ">= 0.75",
+        },
         baseline={
             "physics_core_5ms_periods_rtf": round(core, 1),
+            "harness_alone_5ms_steps_rtf": round(harness_alone, 2),
             **{f"before_{k}": v for k, v in BEFORE.items()},
         },
         notes=(

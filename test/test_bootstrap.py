@@ -118,3 +118,15 @@ def test_failed_command_names_itself_and_shows_its_last_lines(
     assert "the reason" in message
     assert str(tmp_path / "failing.log") in message
     assert "the reason" in (tmp_path / "failing.log").read_text()
+
+
+def test_links_to_deleted_sources_are_dropped_and_live_ones_kept(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "kept.yaml").write_text("a: 1\n")
+    build = tmp_path / "build" / "pkg"
+    build.mkdir(parents=True)
+    (build / "kept.yaml").symlink_to(source / "kept.yaml")
+    (build / "deleted.yaml").symlink_to(source / "deleted.yaml")
+    assert bootstrap.drop_dangling_links(tmp_path / "build", tmp_path / "missing") == 1
+    assert sorted(p.name for p in build.iterdir()) == ["kept.yaml"]

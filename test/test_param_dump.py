@@ -52,10 +52,10 @@ def dump(probe: RosProbe, node: str) -> dict[str, Any]:
     "options",
     [
         GraphOptions(rtf=1.0, behaviour="manual", record="bag"),
-        GraphOptions(rtf=1.0, behaviour="swarm", robots=2, hil_robots=2, radio=True, world="swarm"),
+        GraphOptions(rtf=1.0, behaviour="swarm", robots=3, hil_robots=2, radio=True, world="swarm"),
         GraphOptions(rtf=1.0, behaviour="manual", mcu="simavr", world="empty"),
     ],
-    ids=["one robot, recorded", "two HIL robots with radio", "firmware in simavr"],
+    ids=["one robot, recorded", "two HIL robots with radio and one without", "firmware in simavr"],
 )
 def test_every_parameter_of_every_node_has_a_value(
     options: GraphOptions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -24,23 +24,31 @@ import serial
 from conftest import Spawn
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
-from hil_common.errors import HilError
 from hil_devices.core.profile import load_profile
 from hil_firmware.sketch_tool import main as hil_sketch
+from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_sim.core.world import Pose
 from hil_testing.core.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBOTS = ROOT / "ws" / "src" / "hil_robots" / "robots"
 #: Sketches of the project's own robots (robot_mcu builds in firmware/test).
-OWN_SKETCHES = ["rab_style", "line_follower", "sonar_servo_avoider"]
-#: Robots whose scenarios need the scenario steps serial: (issue 23, item 4), not read
-#: yet; their check is expected to refuse them until then.
-AWAITING_SERIAL_STEPS = {"rab_style", "line_follower", "sonar_servo_avoider"}
+OWN_SKETCHES = [
+    "rab_style",
+    "line_follower",
+    "sonar_servo_avoider",
+    "mega_pwm_dir_pid",
+    "bluetooth_car",
+    "edu_robot",
+]
+#: The boards each sketch builds for (the profile's first).
+SKETCH_BOARDS = {"mega_pwm_dir_pid": ["mega2560"], "edu_robot": ["nano", "uno"]}
 
 
-@pytest.mark.parametrize("board", ["uno", "nano"])
-@pytest.mark.parametrize("robot", OWN_SKETCHES)
+@pytest.mark.parametrize(
+    ("robot", "board"),
+    [(robot, board) for robot in OWN_SKETCHES for board in SKETCH_BOARDS.get(robot, ["uno", "nano"])],
+)
 def test_each_robot_sketch_builds_with_hil_sketch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], robot: str, board: str
 ) -> None:
@@ -60,25 +68,15 @@ def test_each_robot_sketch_builds_with_hil_sketch(
     ids=lambda path: f"{path.parents[1].name}/{path.name}",
 )
 def test_each_robot_scenario_passes_hil_scenario_check(scenario: Path) -> None:
-    robot = scenario.parents[1].name
-    if robot in AWAITING_SERIAL_STEPS:
-        with pytest.raises(HilError, match=r"expected exactly one of .*, got serial"):
-            load_scenario(scenario)  # robot: is read; its serial steps are not yet
-        pytest.xfail("needs the scenario steps serial: (issue 23, item 4)")
-    load_scenario(scenario)
+    view = load_scenario(scenario).view
+    assert view is not None and view.profile.name == scenario.parents[1].name  # its own robot
 
 
 @pytest.mark.ros
-@pytest.mark.parametrize(
-    "robot",
-    sorted(
-        p.name
-        for p in ROBOTS.iterdir()
-        if (p / "robot.yaml").is_file() and p.name not in AWAITING_SERIAL_STEPS
-    ),
-)
+@pytest.mark.parametrize("robot", sorted(p.name for p in ROBOTS.iterdir() if (p / "robot.yaml").is_file()))
 def test_each_robot_runs_its_scenarios_in_lockstep(tmp_path: Path, robot: str) -> None:
     folder = ROBOTS / robot / "scenarios"
+    assert sorted(folder.glob("*.yaml")), f"robot {robot} ships no scenario in {folder}"
     result = subprocess.run(
         [sys.executable, "-m", "hil_testing.hil_scenario", "run", str(folder), "--out", str(tmp_path)],
         capture_output=True,
@@ -136,10 +134,15 @@ def shipped() -> list[str]:
 def test_every_shipped_robot_has_a_lockstep_run_here() -> None:
     runs = {
         "demo": "test_each_robot_runs_its_scenarios_in_lockstep",
+        "status_panel": "test_each_robot_runs_its_scenarios_in_lockstep",
         **{r: f"test_{r}" for r in OWN_SKETCHES},
     }
     assert set(runs) == set(shipped())
     assert all(name in globals() or name.startswith("test_each") for name in runs.values())
+
+
+def test_each_sketch_builds_first_for_its_profiles_board() -> None:
+    assert all(SKETCH_BOARDS.get(r, ["uno"])[0] == load_profile(ROBOTS / r).board for r in OWN_SKETCHES)
 
 
 @pytest.mark.ros
@@ -240,6 +243,143 @@ def test_sonar_servo_avoider(lockstep: Callable[..., GraphRunner]) -> None:
     assert float(sim.x[0]) < 5.0 - 0.15
     text = runner.serial.read().decode() if runner.serial else ""
     assert "sonar_servo_avoider ready" in text and "turn" in text
+
+
+MEGA_COUNTS_PER_RAD = 11 * 34 / (2 * math.pi)  # one channel of an 11-pulse motor encoder, 1:34
+
+
+@pytest.mark.ros
+def test_mega_pwm_dir_pid(lockstep: Callable[..., GraphRunner]) -> None:
+    """Serial1 at 57600 drives it (V: PID speeds, P: raw PWM on PWM+DIR drivers); E counts follow
+    the wheels either way (single-channel encoders counting the commanded direction); the boot
+    banner is on Serial, the USB UART's own pty."""
+    runner = lockstep("mega_pwm_dir_pid", world="empty")
+    sim = runner.sim.sim
+    port = runner.serial
+    assert port is not None and port.baud == 57600  # the profile's command UART: Serial1
+    usb = runner.serial_ports()[0]  # Serial: UART 0 on its own pty (uart0), a serial monitor's
+    assert port is runner.serial_ports()[1] and usb.path == runner.options.links(0).uarts[0]
+    run_for(runner, 0.3)
+    assert usb.read() == b"mega_pwm_dir_pid ready: commands on Serial1 at 57600\r\n"
+    assert port.read() == b""  # nothing on Serial1 before the host speaks
+
+    def counts() -> tuple[int, int]:
+        answer = ask(runner, b"E\n", within=0.01)
+        assert re.fullmatch(r"E -?\d+ -?\d+\r\n", answer), answer
+        left, right = (int(word) for word in answer.split()[1:])
+        for count, angle in zip((left, right), sim.wheel_angle[0], strict=True):
+            # the pulses of a signal frame come in the next one: 30 counts is 50 ms at full speed
+            assert count == pytest.approx(angle * MEGA_COUNTS_PER_RAD, rel=0.03, abs=30)
+        return left, right
+
+    assert ask(runner, b"V 300 300\n") == "OK\r\n"
+    run_for(runner, 1.5)
+    held = 300 / MEGA_COUNTS_PER_RAD * 0.033  # m/s at 300 counts a second
+    assert sim.v[0] == pytest.approx(held, rel=0.15) and abs(sim.w[0]) < 0.1
+    ahead = counts()
+    assert min(ahead) > 300
+    assert ask(runner, b"V -200 200\n") == "OK\r\n"
+    run_for(runner, 1.5)
+    assert sim.w[0] > 1.0 and abs(sim.v[0]) < 0.03  # on the spot, to the left
+    left, right = counts()
+    assert left < ahead[0] - 150 and right > ahead[1] + 150  # the left one counts down
+    assert ask(runner, b"P 0 0\n") == "OK\r\n"
+    run_for(runner, 0.5)
+    assert abs(sim.v[0]) < 0.01 and abs(sim.w[0]) < 0.05  # PWM 0: the drivers brake
+    assert ask(runner, b"P 120 -120\n") == "OK\r\n"
+    run_for(runner, 0.5)
+    assert sim.w[0] < -1.0
+    counts()
+    run_for(runner, 2.0)  # no command for 2 s: it stops by itself
+    assert abs(sim.w[0]) < 0.05
+    assert ask(runner, b"X\n") == "ERR\r\n"
+    assert usb.read().endswith(b"unknown command: X\r\n")  # and why, on Serial
+
+
+@pytest.mark.ros
+def test_bluetooth_car(lockstep: Callable[..., GraphRunner]) -> None:
+    """Letters over its SoftwareSerial Bluetooth link drive it by the L298's IN levels alone
+    (ENA/ENB tied high: full speed); backing up, it beeps with tone() at 2 kHz, half the time."""
+    runner = lockstep("bluetooth_car", world="empty")
+    sim, usb = runner.sim.sim, runner.serial
+    assert usb is not None
+    with serial.Serial(runner.options.links(0).soft_uarts[0], 9600, timeout=0) as bluetooth:  # the phone
+
+        def send(letter: bytes, seconds: float) -> list[float]:
+            """The letter, then ``seconds`` of driving; the buzzer pin's frequency each period."""
+            tones: list[float] = []
+            bluetooth.write(letter)
+            run_for(runner, seconds, each=lambda: tones.append(float(sim.input("buzzer.frequency")[0])))
+            return tones
+
+        run_for(runner, 0.3)
+        banner, mcu = usb.read(), runner.chains[0].mcu
+        assert isinstance(mcu, SimavrMcuNode) and mcu.process is not None
+        assert banner == b"bluetooth_car ready\r\n", mcu.process.stats()  # its resets and opens
+        assert max(send(b"F", 1.0)) == 0.0
+        assert sim.v[0] > 0.5 and abs(sim.w[0]) < 0.05  # full speed ahead
+        send(b"L", 0.8)
+        assert sim.w[0] > 5.0 and abs(sim.v[0]) < 0.05  # a spin to the left
+        send(b"R", 0.8)
+        assert sim.w[0] < -5.0
+        beeps = send(b"B", 2.0)
+        assert sim.v[0] < -0.5 and abs(sim.w[0]) < 0.05
+        sounding = [f for f in beeps if f > 0]
+        assert sounding and all(f == pytest.approx(2000, rel=0.01) for f in sounding)
+        assert 0.3 < len(sounding) / len(beeps) < 0.7  # 250 ms of every 500
+        assert max(send(b"S", 0.5)[20:]) == 0.0  # silent once it stops
+        assert abs(sim.v[0]) < 0.01 and abs(sim.w[0]) < 0.05
+        send(b"x?\n", 0.3)  # not a command: ignored
+        assert abs(sim.v[0]) < 0.01
+    assert usb.read().decode().split("\r\n")[:-1] == [f"command {c}" for c in "FLRBS"]
+
+
+#: The bootloader's wait after a reset on the UNO and the Nano (the harness's board table).
+NANO_BOOT_DELAY = 1.375
+
+
+@pytest.mark.ros
+def test_edu_robot(lockstep: Callable[..., GraphRunner]) -> None:
+    """Its two line sensors keep it on the line world's oval; a program that opens its port
+    late resets it (DTR) and reads its boot banner, printed after the bootloader's wait; a
+    press of the A7 mode button (analogRead) stops it, LED blinking, and another sets it off."""
+    runner = lockstep("edu_robot", world="line")
+    sim, port = runner.sim.sim, runner.serial
+    assert port is not None and port.baud == 9600
+    worst = 0.0
+
+    def watch() -> None:
+        nonlocal worst
+        worst = max(worst, distance_to_oval(float(sim.x[0]), float(sim.y[0])))
+
+    run_for(runner, 2.0, each=watch)
+    assert port.read().decode().startswith("edu_robot v1 ready: A7 switches modes\r\nmode: line\r\n")
+    assert sim.x[0] > 0.3 and sim.led[0] > 0.5  # along the line, its LED on
+    with serial.Serial(port.path, 9600, timeout=0):  # a program opens the port, 2 s after power-on
+        opened, text, stood = sim.time, "", 0.0
+        while "ready" not in text:
+            assert sim.time < opened + 3.0, text
+            runner.step()
+            text += port.read().decode()
+            if opened + 0.3 < sim.time < opened + 1.3:  # in the bootloader: pins are inputs
+                stood = max(stood, abs(float(sim.v[0])), float(sim.led[0]))
+        assert NANO_BOOT_DELAY <= sim.time - opened <= NANO_BOOT_DELAY + 0.05
+        run_for(runner, 0.1)  # 9600 baud: a ms a byte
+        text += port.read().decode()
+        assert text.startswith("edu_robot v1 ready: A7 switches modes\r\nmode: line\r\n")  # nothing before it
+        assert stood < 0.02  # the drivers braked and the LED was off while it was reset
+        run_for(runner, 4.0, each=watch)
+    assert worst < 0.03  # its sensors straddle the 19 mm tape
+    assert sim.y[0] > -0.3  # the sketch started again and took the bend
+    assert "line L R: 1 0" in port.read().decode()
+    leds: list[float] = []
+    runner.sim.set_device(0, "mode_button", 5.0, seconds=0.1)  # a press: A7 at 5 V for 0.1 s
+    run_for(runner, 1.0, each=lambda: leds.append(float(sim.led[0])))
+    assert port.read() == b"mode: stand\r\n" and abs(sim.v[0]) < 0.01
+    assert 0.3 < sum(leds[-100:]) / 100 < 0.7  # blinking
+    runner.sim.set_device(0, "mode_button", 5.0, seconds=0.1)
+    run_for(runner, 1.0)
+    assert port.read().startswith(b"mode: line\r\n") and sim.v[0] > 0.15
 
 
 # --- rab_style in real time, a plain program on the printed pty -----------------------------

@@ -508,12 +508,28 @@ def step_tf2_overlay(step: Step) -> None:
     step.done("built tf2_msgs overlay", changed=True)
 
 
+def drop_dangling_links(*folders: Path) -> int:
+    """Remove the symlinks under ``folders`` whose target is gone; return how many.
+
+    A file deleted from the sources leaves its symlink in a symlink install's build/ and
+    install/, and setuptools then fails to copy it ("doesn't exist or not a regular file").
+    """
+    dropped = 0
+    for folder in folders:
+        for path in folder.rglob("*") if folder.is_dir() else ():
+            if path.is_symlink() and not path.exists():
+                path.unlink()
+                dropped += 1
+    return dropped
+
+
 def step_workspace(step: Step) -> None:
     """colcon build of ws/ (symlink install, so Python edits need no rebuild)."""
     stamp = sha256_of([source_fingerprint(WS / "src").encode(), str(use_system_ros()).encode()])
     if read_stamp("workspace") == stamp and (WS / "install" / "local_setup.bash").is_file():
         step.done("ws/install up to date", changed=False)
         return
+    drop_dangling_links(WS / "build", WS / "install")
     colcon_build(
         base=WS / "src",
         build_base=WS / "build",

@@ -7,7 +7,9 @@
  * cannot be trusted. Otherwise (digitalWrite, analogWrite 0 and 255, software PWM) the
  * pin's level is the port's, and its duty is measured from the pin's edges: the duty
  * of the last whole period, or the level once the pin has stopped toggling for two
- * periods. A pin that never had its comparator connected to a running timer and never
+ * periods. Only a wave of at most MAX_WAVE_US a period is a duty (software PWM: 50 Hz
+ * and faster); slower changes are levels, as the motor sees them (a direction pin set
+ * HIGH, LOW, HIGH over seconds is HIGH now, not a 60 % duty). A pin that never had its comparator connected to a running timer and never
  * changed level is listed in the stats line (pwm_idle_pins). */
 #include "pwm.h"
 
@@ -20,6 +22,9 @@
 #include "pins.h"
 
 #define MAX_PWM 64
+/* The longest period of a wave whose duty the pin shows (the slowest software PWM that
+ * drives a motor: 50 Hz); a pin toggled slower shows its level. */
+#define MAX_WAVE_US 20000.0
 
 typedef enum { W_RESERVED, W_NORMAL, W_CTC, W_FAST, W_PHASE } wave_t;
 typedef enum { TOP_FIXED, TOP_OCRA, TOP_ICR } top_t;
@@ -215,7 +220,8 @@ static double pwm_sample(signal_t *s) {
     if (duty >= 0) {
         return duty;
     }
-    if (d->duty < 0 || d->period == 0 || harness_avr()->cycle - d->last_edge > 2 * d->period + 16) {
+    if (d->duty < 0 || d->period == 0 || d->period > harness_cycles_us(MAX_WAVE_US) ||
+        harness_avr()->cycle - d->last_edge > 2 * d->period + 16) {
         return d->level;
     }
     return d->duty;

@@ -6,13 +6,17 @@ reads the MCU's ``RTX`` lines; each goes out as a ``hil_msgs/WireChunk`` (link
 ``radio``, direction ``tx``, the line's body) on ``hil/radio/tx`` to the world-side
 radio (the simulator), which answers on ``hil/radio/rx`` (direction ``rx``). Counters
 and link state go to ``diagnostics``. DESIGN.md "Radio link".
+
+In one process the simulator's radio may be connected by call instead of the two
+topics (:attr:`RadioModuleNode.to_air`, :attr:`RadioModuleNode.from_air`), and the node
+is a :class:`~hil_common.core.stepping.Stepped` part: its stepping thread in real time,
+its steps due in lockstep (:meth:`RadioModuleNode.advance_to`).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -23,6 +27,8 @@ from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
 from hil_common import qos
 from hil_common.core.loop_timing import DeadlineScheduler
 from hil_common.core.param_spec import ParamSpec
+from hil_common.core.ports import InPort, OutPort
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import diagnostic_array, node_thread, run_node
 from hil_common.parameters import declare_parameters
@@ -58,12 +64,16 @@ class RadioModuleNode(Node):
         self.diagnostics_period = params.as_float("diagnostics_period")
         self._next_report = 0.0
         self._next_step = 0.0
+        self._running_time = RunningTime()
         self.tx = self.create_publisher(WireChunk, "hil/radio/tx", qos.PUBLISHER)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._rx = self.create_subscription(WireChunk, "hil/radio/rx", self.on_rx, qos.COMMAND)
-        #: When set, RTX bodies go to this callable instead of hil/radio/tx (the
-        #: one-process runner hands them to the simulator's radio without DDS).
-        self.on_tx: Callable[[str], None] | None = None
+        #: RTX bodies for the air by call instead of hil/radio/tx (the simulator's radio).
+        self.to_air: OutPort[[str]] = OutPort()
+        #: RRX and RST bodies from the air by call (the hil/radio/rx subscription goes).
+        self.from_air: InPort[[str]] = InPort(
+            self.deliver, on_connect=lambda: self.destroy_subscription(self._rx)
+        )
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="radio-module", stopping=self._stop)
@@ -72,8 +82,13 @@ class RadioModuleNode(Node):
         )
 
     def start(self) -> None:
-        """Start the stepping thread."""
+        """Real time: start the stepping thread."""
         self._thread.start()
+
+    def follow(self, clock: SimulatedClock) -> None:
+        """Lockstep: steps by :meth:`advance_to`; the port's reopen backoff on ``clock``'s time."""
+        self.link.use_clock(clock)
+        self._next_step = clock()
 
     def stop(self) -> None:
         """Stop stepping and close the port."""
@@ -91,31 +106,30 @@ class RadioModuleNode(Node):
         with self._lock:
             self.module.deliver(body)
 
-    def attach_directly(self, on_tx: Callable[[str], None]) -> None:
-        """Exchange with an in-process radio: RTX bodies out by call, lines in by :meth:`deliver`."""
-        self.on_tx = on_tx
-        self.destroy_subscription(self._rx)
+    def advance_to(self, t: float) -> None:
+        """Lockstep: a step when the module's own time step is due at simulated time ``t``.
 
-    def step_lockstep(self, now: float) -> None:
-        """Lockstep: a step when the module's own time step is due at ``now`` (simulated)."""
+        The module's time runs on across a world reset (:class:`RunningTime`).
+        """
+        now = self._running_time.at(t)
         if now + 1e-9 >= self._next_step:
             self._next_step = max(self._next_step + self.period, now)
-            self.tick(now)
+            self._step(now)
 
     def run(self) -> None:
         """The module's steps, one per period, until stopped."""
         scheduler = DeadlineScheduler(self.period)
         while not self._stop.is_set():
             tick = scheduler.wait()
-            self.tick(tick.woke)
+            self._step(tick.woke)
 
-    def tick(self, now: float) -> None:
+    def _step(self, now: float) -> None:
         """One step: lines to the MCU, RTX lines to the air, diagnostics when due."""
         with self._lock:
             bodies = self.module.step()
         for body in bodies:
-            if self.on_tx is not None:
-                self.on_tx(body)
+            if self.to_air.connected:
+                self.to_air.send(body)
             else:
                 chunk = WireChunk(link="radio", direction="tx", data=body.encode("ascii"))
                 chunk.header.stamp = self.get_clock().now().to_msg()

@@ -8,6 +8,11 @@ goes to ``hil/link`` (``hil_msgs/LinkStatus``, link "signal") and, with the loop
 timing, to ``diagnostics``; on ``use_sim_time`` a simulated clock that has not moved
 for ``clock_timeout`` (the world is gone) is an ERROR there. A bad device config makes
 it exit with status 2 and the validation message.
+
+In one process the simulator may be connected by call instead of the two topics
+(:attr:`SignalBridgeNode.pins`, :attr:`SignalBridgeNode.sensor_values`), and the node is
+a :class:`~hil_common.core.stepping.Stepped` part: its exchange thread in real time,
+one exchange per period in lockstep (:meth:`SignalBridgeNode.advance_to`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -23,13 +27,15 @@ from rclpy.node import Node
 
 from hil_bridge.core.defaults import signal_layout
 from hil_bridge.core.serial_link import STANDARD_BAUDS, LinkState, SerialLink
-from hil_bridge.core.signal_exchange import SignalExchange, StepResult
+from hil_bridge.core.signal_exchange import NamedValues, SignalExchange, StepResult
 from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.errors import HilBridgeError
 from hil_bridge.wire_tap import WireTap
 from hil_common import qos
 from hil_common.core.loop_timing import DeadlineScheduler, LoopStats
 from hil_common.core.param_spec import ParamSpec
+from hil_common.core.ports import InPort, OutPort
+from hil_common.core.stepping import SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
@@ -103,7 +109,7 @@ class SignalBridgeNode(Node):
 
         self.to_sim = self.create_publisher(SignalArray, "hil/signals/to_sim", qos.PUBLISHER)
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.PUBLISHER)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.wire = WireTap(self, "signal", lines=False)
         self._from_sim = self.create_subscription(
             SignalArray, "hil/signals/from_sim", self.on_from_sim, qos.SENSOR
@@ -113,9 +119,24 @@ class SignalBridgeNode(Node):
             signals=[Signal(device=slot.device, name=slot.name) for slot in self.layout.inputs]
         )
         self._warned_unknown: set[str] = set()
-        #: When set, every decoded frame also goes straight to this callable (the
-        #: one-process runner hands frames to the simulator without DDS).
-        self.on_frame: Callable[[Frame], None] | None = None
+        self._names = [(slot.device, slot.name) for slot in self.layout.inputs]
+        #: The newest frame's values and them by name, as last sent to ``pins``.
+        self._pin_values: tuple[float, ...] | None = None
+        self._named_pins: NamedValues = []
+        #: The newest frame's INPUT signals by name, by call (the simulator's robot port).
+        self.pins: OutPort[[NamedValues]] = OutPort()
+        #: The simulator's values for the OUTPUT signals by call (its from_sim
+        #: subscription goes once connected).
+        self.sensor_values: InPort[[NamedValues]] = InPort(
+            self.take_sensor_values, on_connect=lambda: self.destroy_subscription(self._from_sim)
+        )
+        #: Names in the values last given by call that the link lacks; counted at every
+        #: exchange until new values come, as a 200 Hz topic would count them.
+        self._unknown_given: list[str] = []
+        self._given = False
+        #: Lockstep: exchanges done since follow() (the next is due at start + count * period).
+        self._start = 0.0
+        self._exchanges = 0
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="signal-exchange", stopping=self._stop)
         self.get_logger().info(
@@ -135,9 +156,33 @@ class SignalBridgeNode(Node):
             self._thread.join(timeout=2.0)
         self.link.close()
 
+    def follow(self, clock: SimulatedClock) -> None:
+        """Lockstep: exchange by :meth:`advance_to`, reopen the port on ``clock``'s time."""
+        self.link.use_clock(clock)
+        self.sim_clock = None  # the clock moves as the run is stepped: nothing to watch
+        self._start, self._exchanges = clock(), 0
+
+    def advance_to(self, t: float) -> None:
+        """Lockstep: the exchange due by simulated time ``t``, if one is (one per period).
+
+        A world reset takes simulated time back to 0: the exchanges count from there.
+        """
+        due = self._start + self._exchanges * self.period
+        if t + 1e-9 < due - self.period:
+            self._start, self._exchanges = t, 0
+        elif t + 1e-9 < due:
+            return
+        self._exchanges = max(self._exchanges + 1, int((t - self._start) / self.period + 1e-9) + 1)
+        self._exchange(t)
+
     def on_from_sim(self, message: SignalArray) -> None:
         """Take the simulator's latest values for the MCU's inputs."""
-        unknown = self.exchange.set_outputs((s.device, s.name, s.value) for s in message.signals)
+        self.take_sensor_values([(s.device, s.name, s.value) for s in message.signals])
+
+    def take_sensor_values(self, values: NamedValues) -> None:
+        """The simulator's latest values for the MCU's inputs (topic or call)."""
+        unknown = self.exchange.set_outputs(values)
+        self._unknown_given, self._given = unknown, True
         for name in unknown:
             if name not in self._warned_unknown:
                 self._warned_unknown.add(name)
@@ -146,37 +191,36 @@ class SignalBridgeNode(Node):
                 )
 
     def run(self) -> None:
-        """The exchange loop: one :meth:`tick` per deadline until stopped."""
+        """The exchange loop: one exchange per deadline until stopped."""
         scheduler = DeadlineScheduler(self.period)
         while not self._stop.is_set():
             tick = scheduler.wait()
-            self.tick(tick.woke)
+            self._exchange(tick.woke)
             self.stats.record(tick, time.monotonic() - tick.woke)
 
-    def tick(self, now: float) -> StepResult:
+    def _exchange(self, now: float) -> StepResult:
         """One exchange: decode, publish the newest INPUT values, send the OUTPUT frame."""
         result = self.exchange.step(now)
+        if self._unknown_given and not self._given and self.sensor_values.connected:
+            for name in self._unknown_given:
+                self.exchange.unknown_signals[name] += 1
+        self._given = False
         if self.wire.listened:  # a stamp costs microseconds: only for someone
             stamp = self.get_clock().now().to_msg()
             self.wire.rx(result.received, stamp)
             self.wire.tx(result.written, stamp)
         if result.frames:
             self.publish_frame(result.frames[-1])
-            if self.on_frame is not None:
-                self.on_frame(result.frames[-1])
+            if self.pins.connected:
+                values = result.frames[-1].values
+                if values != self._pin_values:  # pins change seldom: named again only then
+                    self._pin_values = values
+                    self._named_pins = [(d, n, v) for (d, n), v in zip(self._names, values, strict=True)]
+                self.pins.send(self._named_pins)
         if now >= self._next_report:
             self._next_report = now + self.diagnostics_period
             self.publish_health(now)
         return result
-
-    def attach_directly(self, on_frame: Callable[[Frame], None]) -> None:
-        """Exchange with an in-process simulator: frames out by call, no from_sim subscription.
-
-        The simulator then sets the OUTPUT values with ``exchange.set_outputs``; the
-        topics are still published for anyone else who subscribes (a recorder).
-        """
-        self.on_frame = on_frame
-        self.destroy_subscription(self._from_sim)
 
     def publish_frame(self, frame: Frame) -> None:
         """Publish a frame's INPUT values on hil/signals/to_sim (if anyone listens)."""

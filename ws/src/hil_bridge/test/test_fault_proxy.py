@@ -28,7 +28,8 @@ class Rig:
 
     def __init__(self, tmp_path: Path, model: FaultModel) -> None:
         self.device = PtyPair(tmp_path / "device")
-        self.proxy = FaultProxy(str(tmp_path / "device"), tmp_path / "faulty", model).start()
+        self.proxy = FaultProxy(str(tmp_path / "device"), tmp_path / "faulty", model)
+        self.proxy.start()
         self.client = SerialLink(str(tmp_path / "faulty"), baud=115200)
         self.received = bytearray()
         self.sent_total = 0

@@ -6,16 +6,25 @@ Two ways to run it:
   control loop and the bridge keep their deadline threads), and one executor thread
   serves the ROS callbacks;
 * lockstep (``rtf`` = 0): no node thread runs; one driver steps them in simulated
-  time, in a fixed order, every signal period: ROS callbacks that are ready, simulated
-  MCU (virtual, or the firmware in simavr advanced by the period's cycles), signal
-  bridge, physics, control loop frames that are due. The links are still
-  the real ptys (a byte written is readable at once). A run is then the same for the
-  same seed and inputs, and as fast as the machine allows.
+  time, in a fixed order, every signal period: simulated MCU (virtual, or the
+  firmware in simavr advanced by the period's cycles), radio modules, fault proxies,
+  signal bridge, simulator, then the control loop frames that are due with the ROS
+  callbacks they take. The links are still the real ptys. A run is then the same for
+  the same seed and inputs, and as fast as the machine allows.
 
-In both, the bridge and the simulator exchange by direct call instead of through the
-200 Hz ``hil/signals`` topics (which are still published when someone subscribes):
-in one process that halves the callbacks the executor has to serve, and in lockstep
-it is what makes runs repeat (DDS delivery order varies).
+Every node (and fault proxy) is driven through one interface,
+:class:`hil_common.core.stepping.Stepped`: ``start``/``stop`` in real time,
+``follow(clock)`` then ``advance_to(t)`` in lockstep. Nothing else of a node is called
+to run it. The nodes' ROS clocks are set as one (:class:`hil_common.node_runtime.SharedClock`):
+from one ``/clock`` subscription in real time, by call every period in lockstep.
+
+In both, the parts of a HIL chain exchange by call through their ports
+(:mod:`hil_common.core.ports`) instead of the topics between them: the bridge's pins
+to the simulator's robot port and its sensor values back, joint states to the robot
+description, radio lines both ways, the loop's inputs to the recorder. The topics
+are still published when someone subscribes. In one process that halves the
+callbacks the executor has to serve, and in lockstep it is what makes runs repeat
+(DDS delivery order varies).
 
 A part that dies ends the run rather than freezing it: :meth:`GraphRunner.failure`
 names a node whose thread failed (a firmware harness that died among them) or an
@@ -37,17 +46,14 @@ from typing import Any
 
 import rclpy
 import yaml
-from rclpy.clock import ClockType, ROSClock
 from rclpy.executors import Executor, ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.node import Node
 from rclpy.subscription import Subscription
 from rclpy.task import Future
-from rclpy.time import Time
-from rclpy.time_source import TimeSource
 
 from hil_bridge.core.fault_proxy import FaultProxy
+from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
-from hil_bridge.core.signal_protocol import Frame
 from hil_bridge.radio_module_node import RadioModuleNode
 from hil_bridge.signal_bridge_node import SignalBridgeNode
 from hil_bringup.core.graph import (
@@ -57,6 +63,7 @@ from hil_bringup.core.graph import (
     NodeSpec,
     check_params_file,
     describe,
+    graph_remaps,
     node_key,
 )
 from hil_bringup.core.link_faults import make_proxy
@@ -66,7 +73,8 @@ from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
 from hil_common.core.leftovers import OwnedDir, owned_dir
 from hil_common.core.shutdown import deferred_signals
-from hil_common.node_runtime import can_take, take
+from hil_common.core.stepping import Stepped
+from hil_common.node_runtime import SharedClock, can_take, take
 from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_mcu.virtual_mcu_node import VirtualMcuNode
 from hil_sim.core.build import world_path
@@ -117,6 +125,12 @@ class Chain:
     proxies: list[FaultProxy] = field(default_factory=list)
     #: Lockstep, brain none: the command UART's user end (the scenario's, the plugin's).
     serial: SerialPort | None = None
+    #: Lockstep, firmware in simavr: the profile's other UARTs' user ends, by UART number.
+    uarts: dict[int, SerialPort] = field(default_factory=dict)
+
+    def ports(self) -> list[SerialPort]:
+        """Every serial port the runner is the user's end of: the command UART's, then the others."""
+        return ([self.serial] if self.serial is not None else []) + list(self.uarts.values())
 
 
 class _InputTaker:
@@ -180,15 +194,26 @@ class _Parameters:
             self._folder.remove()
 
 
-def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters) -> Node:
+def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters, options: GraphOptions) -> Node:
+    """Node ``spec`` by its name, in the run's ``namespace``, the graph-wide topics remapped into it."""
     module_name, class_name = spec.module.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
+    remaps = [f"__node:={spec.name}", *(f"{old}:={new}" for old, new in graph_remaps(options.namespace))]
     node: Node = cls(
         context=context,
-        namespace=spec.namespace or None,
-        cli_args=parameters.arguments(spec.key, spec.parameters),
+        namespace=options.node_namespace(spec.namespace) or None,
+        cli_args=[*parameters.arguments(spec.key, spec.parameters), *(a for r in remaps for a in ("-r", r))],
     )
+    if not isinstance(node, Stepped):
+        node.destroy_node()
+        raise HilBringupError(f"{spec.module} is no stepped node (hil_common.core.stepping.Stepped)")
     return node
+
+
+def _pair(link: SerialLink, pty: PtyPair) -> None:
+    """Lockstep: ``link`` and the in-process ``pty`` it opened each read all the other writes."""
+    link.owe(lambda: pty.bytes_written)
+    pty.owe(lambda: link.bytes_out)
 
 
 def recorded_options(options: GraphOptions) -> dict[str, Any]:
@@ -231,7 +256,8 @@ class GraphRunner:
         self.proxies: list[FaultProxy] = []
         try:
             for spec in specs:  # each simulated MCU first: it creates the ptys the others open
-                self.nodes[spec.key] = _build(spec, self.context, self._parameters)
+                self.nodes[spec.key] = _build(spec, self.context, self._parameters, options)
+            self._sim = self._simulator()
             #: The HIL robots' chains, robot 0 first.
             self.chains = [self._chain(robot) for robot in range(options.hil_robots)]
             if options.record:
@@ -245,7 +271,7 @@ class GraphRunner:
                 # them (recorder_node): what a replay needs to repeat the run.
                 for loop in self.loops:
                     recorder.record_by_call([loop.cmd_vel_topic, loop.command_topic])
-                    loop.input_taps.append(recorder.record)
+                    loop.inputs_taken.connect(recorder.record)
                 self.nodes["recorder"] = recorder
             for process in processes:
                 if process.faults is not None:
@@ -285,8 +311,9 @@ class GraphRunner:
         #: Lockstep: takes the loop's input (None: poll the executor every frame).
         self._inputs: _InputTaker | None = None
         self._next_full_serve = 0.0
-        #: Lockstep: the nodes' ROS clocks that step() sets.
-        self._follow_by_call: list[ROSClock] = []
+        #: The nodes' ROS clocks, set as one: from one /clock subscription (real time, when
+        #: the nodes are on use_sim_time) or by step() (lockstep).
+        self._clocks = SharedClock()
         self._stopping = threading.Event()
         #: Why the run cannot go on, naming the part (see failure()); None while all run.
         self._failure: str | None = None
@@ -296,8 +323,6 @@ class GraphRunner:
         #: wake() only makes rclpy wait again, up to its timeout).
         self._stop_spinning = Future()
         self._started = False
-        #: Real time: the one /clock subscription every follower's clock takes its time from.
-        self._clock_source: TimeSource | None = None
 
     # --- the nodes by role ------------------------------------------------------------------
 
@@ -307,21 +332,34 @@ class GraphRunner:
     def _node(self, robot: int, name: str) -> Node | None:
         return self.nodes.get(self._key(robot, name))
 
+    def _simulator(self) -> SimNode:
+        sim = self.nodes.get("sim")
+        if not isinstance(sim, SimNode):
+            raise HilBringupError("the graph has no simulator node 'sim'")
+        return sim
+
     def _chain(self, robot: int) -> Chain:
         mcu = self._node(robot, MCU_NODES.get(self.options.mcu, ""))
-        return Chain(
-            robot,
-            mcu,  # type: ignore[arg-type]
-            self._node(robot, "signal_bridge"),  # type: ignore[arg-type]
-            self._node(robot, "control_loop"),  # type: ignore[arg-type]
-            self._node(robot, "robot_description"),  # type: ignore[arg-type]
-            self._node(robot, "radio_module"),  # type: ignore[arg-type]
-        )
+        bridge, loop = self._node(robot, "signal_bridge"), self._node(robot, "control_loop")
+        description, radio = self._node(robot, "robot_description"), self._node(robot, "radio_module")
+        if not (
+            (mcu is None or isinstance(mcu, (VirtualMcuNode, SimavrMcuNode)))
+            and isinstance(bridge, SignalBridgeNode)
+            and (loop is None or isinstance(loop, ControlLoopNode))
+            and isinstance(description, DescriptionNode)
+            and (radio is None or isinstance(radio, RadioModuleNode))
+        ):
+            raise HilBringupError(f"robot {robot}'s chain is not the graph's (hil_bringup.core.graph.chain)")
+        return Chain(robot, mcu, bridge, loop, description, radio)
 
     @property
     def sim(self) -> SimNode:
         """The simulator node."""
-        return self.nodes["sim"]  # type: ignore[return-value]
+        return self._sim
+
+    def _stepped(self) -> list[Stepped]:
+        """Every node of the run as the stepped part it is (checked when it was built)."""
+        return [node for node in self.nodes.values() if isinstance(node, Stepped)]
 
     @property
     def loop(self) -> ControlLoopNode:
@@ -344,6 +382,18 @@ class GraphRunner:
     def serial(self) -> SerialPort | None:
         """Lockstep, brain none: robot 0's command UART as your program's end of it (None otherwise)."""
         return self.chains[0].serial
+
+    def serial_ports(self, robot: int = 0) -> dict[int, SerialPort]:
+        """Lockstep: a HIL robot's serial ports by UART number (the command UART's with brain none).
+
+        The firmware in simavr: every UART of the robot's profile that reaches a pty;
+        the virtual MCU: its command UART (brain none).
+        """
+        chain = self.chains[robot]
+        ports = dict(chain.uarts)
+        if chain.serial is not None:
+            ports[self.options.profile(robot).command.uart] = chain.serial
+        return dict(sorted(ports.items()))
 
     @property
     def bridge(self) -> SignalBridgeNode:
@@ -369,7 +419,8 @@ class GraphRunner:
         # 200 Hz hil/signals topics: half the callbacks of the whole graph, and in
         # lockstep the only way to be deterministic (DDS delivery order varies).
         for each in self.chains:
-            self._attach(each)
+            self._connect(each)
+        self._connect_descriptions()
         if self.lockstep:
             self._prepare_lockstep()
         else:
@@ -392,26 +443,26 @@ class GraphRunner:
                 proxy.start()
             self.sim.start()
             self._await_sim_clock()
-            for node in self.nodes.values():
-                if node is not self.sim:
-                    node.start()  # type: ignore[attr-defined]
+            for part in self._stepped():
+                if part is not self.sim:
+                    part.start()
         self._started = True
 
     def _share_sim_clock(self) -> None:
         """Real time: the nodes on ``use_sim_time`` follow /clock through one subscription.
 
         rclpy gives each node a /clock subscription of its own: one callback per node
-        every simulator period (200 Hz) on the one executor thread. Robot 0's loop (a
-        node never taken out of the run) keeps its subscription and sets every other
-        follower's clock with its own (rclpy's TimeSource drives several clocks).
+        every simulator period (200 Hz) on the one executor thread. Here one
+        subscription, on robot 0's loop (a node never taken out of the run), sets every
+        follower's clock (:class:`~hil_common.node_runtime.SharedClock`).
         """
         leader = self._clock_leader()
         if not leader.get_parameter("use_sim_time").value:
             return
-        self._clock_source = leader._time_source  # rclpy has no public handle on it
         for node in self.nodes.values():
-            if node not in (leader, self.sim) and node.get_parameter("use_sim_time").value:
-                self._follow_shared_clock(node)
+            if node is not self.sim and node.get_parameter("use_sim_time").value:
+                self._clocks.take(node)
+        self._clocks.subscribe(leader)
 
     def _clock_leader(self) -> Node:
         """The node whose /clock subscription every follower shares: robot 0's loop, else its bridge.
@@ -421,48 +472,37 @@ class GraphRunner:
         chain = self.chains[0]
         return chain.loop if chain.loop is not None else chain.bridge
 
-    def _follow_shared_clock(self, node: Node) -> None:
-        if self._clock_source is None:
-            return
-        node._time_source.detach_node()  # its own /clock subscription goes
-        self._clock_source.attach_clock(node.get_clock())
-
     def _await_sim_clock(self) -> None:
         """Real time: start the nodes' threads once /clock has reached them (at most a few s).
 
         A node on ``use_sim_time`` reads 0 until the first /clock; its clock watch
         (``clock_timeout``) would count a start slower than that as a stalled world.
         """
-        if self._clock_source is None:
+        if not self._clocks.subscribed:
             return
         clock = self._clock_leader().get_clock()
         deadline = time.monotonic() + _CLOCK_WAIT_S
         while clock.now().nanoseconds == 0 and time.monotonic() < deadline and self.failure() is None:
             time.sleep(0.005)
 
+    def _simulated_time(self) -> float:
+        """The simulated clock every part of a lockstep run follows (the world's time)."""
+        return self._sim.sim.time
+
     def _prepare_lockstep(self) -> None:
-        """Every part on the simulated clock, ROS clocks set by call, ptys paired."""
-        sim = self.sim
-        clock = lambda: self.sim.sim.time  # noqa: E731 - the simulated clock every part shares
+        """Every part on the simulated clock (timers, silence, backoffs), ROS clocks by call, ptys paired."""
+        for part in [*self._stepped(), *self.proxies]:
+            part.follow(self._simulated_time)
         for each in self.chains:
-            if each.mcu is not None:
-                each.mcu.use_clock(clock)
-            if each.loop is not None:
-                each.loop.use_clock(clock)
-            else:
+            if each.loop is None:
                 self._open_serial(each)
+            self._open_uarts(each)
             if isinstance(each.mcu, VirtualMcuNode):
-                each.mcu.plug_taps.append(self._owe_reads)  # new ptys after a replug
-        sim.use_clock(clock)
-        # Reopen backoffs on simulated time too: on the wall clock, how long a link stayed
-        # shut after an unplug or an MCU restart, in simulated time, depended on how fast
-        # the machine stepped, and the run no longer repeated.
-        for link in self._links():
-            link.use_clock(clock)
+                each.mcu.replugged.connect(self._owe_reads)  # new ptys after a replug
         for node in self.nodes.values():
-            if node is not sim:
-                self._follow_by_call_of(node)
-        self._set_ros_clocks()
+            if node is not self.sim:
+                self._clocks.take(node)
+        self._clocks.set(self._simulated_time())
         self._owe_reads()
         if not self._extra_nodes and "recorder" not in self.nodes:
             # With a recorder or extra nodes the executor has more to serve: poll it.
@@ -500,21 +540,60 @@ class GraphRunner:
             mcu_fd=pty.master_fd,
         )
 
-    def _attach(self, chain: Chain) -> None:
-        """A chain's bridge and description exchange with the simulator by call."""
-        sim, bridge, robot = self.sim, chain.bridge, chain.robot
-        names = [(slot.device, slot.name) for slot in bridge.layout.inputs]
+    def _open_uarts(self, chain: Chain) -> None:
+        """Lockstep, firmware in simavr: the user ends of the profile's other UARTs (aux), paired.
 
-        def pins_to_sim(frame: Frame) -> None:
-            sim.set_pins(robot, [(d, n, v) for (d, n), v in zip(names, frame.values, strict=True)])
+        Each is the pty's own user side, as the command UART's (:meth:`_open_serial`), with
+        the harness's byte counts of that UART.
+        """
+        for port in chain.uarts.values():
+            port.close()
+        chain.uarts = {}
+        mcu = chain.mcu
+        if not isinstance(mcu, SimavrMcuNode):
+            return
+        bauds = {port.uart: port.baud for port in self.options.profile(chain.robot).serial}
+        for number, pty in mcu.uarts.items():
 
-        bridge.attach_directly(pins_to_sim)
-        sim.attach_directly(bridge.exchange.set_outputs, robot)
-        chain.description.attach_directly()
-        sim.on_joint_states[robot] = chain.description.on_joint_states
+            def counts(number: int = number) -> tuple[int, int]:
+                process = mcu.process
+                return process.uart_bytes.get(number, (0, 0)) if process is not None else (0, 0)
+
+            chain.uarts[number] = SerialPort(
+                pty.user_end(),
+                path=pty.path,
+                baud=bauds.get(number, 0),
+                mcu_written=lambda counts=counts: counts()[1],  # type: ignore[misc]
+                mcu_read=lambda counts=counts: counts()[0],  # type: ignore[misc]
+                mcu_fd=pty.master_fd,
+            )
+
+    @staticmethod
+    def _close_serials(chain: Chain) -> None:
+        """Close a chain's serial ports (the command UART's and the others)."""
+        for port in chain.ports():
+            port.close()
+        chain.serial = None
+        chain.uarts = {}
+
+    def _connect(self, chain: Chain) -> None:
+        """A chain's bridge, description and radio module exchange with the simulator by call."""
+        port = self.sim.robot_ports[chain.robot]
+        chain.bridge.pins.connect(port.pins)
+        port.sensor_values.connect(chain.bridge.sensor_values)
+        self.sim.joint_states[chain.robot].connect(chain.description.joint_states[0])
         if chain.radio is not None:
-            chain.radio.attach_directly(lambda body: sim.radio_send(robot, body))
-            sim.attach_radio_directly(robot, chain.radio.deliver)
+            chain.radio.to_air.connect(port.radio_in)
+            port.radio_out.connect(chain.radio.from_air)
+
+    def _connect_descriptions(self) -> None:
+        """The robots without a chain: their descriptions take joint states by call too."""
+        for spec in self._specs.values():
+            description = self.nodes[spec.key]
+            if spec.robot is None and isinstance(description, DescriptionNode):
+                for prefix, port in zip(spec.parameters["prefixes"], description.joint_states, strict=True):
+                    robot = int(prefix.removeprefix("robot_").rstrip("/"))
+                    self.sim.joint_states[robot].connect(port)
 
     def _executor_for(self, node: Node) -> Executor:
         """The simulator's executor, or the graph's (served by step() in lockstep).
@@ -525,7 +604,8 @@ class GraphRunner:
         states by call) have nothing but parameter services, which the simulator's
         executor thread serves when asked.
         """
-        if node is self.nodes.get("sim") or (self.lockstep and node.get_name() in _SERVED_ELSEWHERE):
+        served_elsewhere = node.get_name() in _SERVED_ELSEWHERE or isinstance(node, DescriptionNode)
+        if node is self.nodes.get("sim") or (self.lockstep and served_elsewhere):
             return self.sim_executor
         if self.live_executor is not None and node is self.nodes.get("live_view"):
             return self.live_executor
@@ -588,29 +668,25 @@ class GraphRunner:
         for each in chains:
             if each.mcu is not None:
                 self._stepping = each.mcu
-                if each.serial is not None:
-                    each.serial.deliver()
-                each.mcu.tick(now)
-                if each.serial is not None:
-                    each.serial.collect()
+                ports = each.ports()
+                for port in ports:
+                    port.deliver()
+                each.mcu.advance_to(now)
+                for port in ports:
+                    port.collect()
             if each.radio is not None:
                 self._stepping = each.radio
-                each.radio.step_lockstep(now)
+                each.radio.advance_to(now)
         for proxy in self.proxies:
             self._stepping = proxy
-            proxy.step(now)
-        # The state at `now` is published here rather than at the end of the last
-        # period (same state, same stamp): the kernel passes the MCUs' frames on to the
-        # bridges in the meantime, and the bridges' reads do not wait for them.
-        self._stepping = sim
-        sim.publish_now()
+            proxy.advance_to(now)
         for each in chains:
             self._stepping = each.bridge
-            each.bridge.tick(now)  # its frames reach the simulator through the attached call
+            each.bridge.advance_to(now)  # its pins reach the simulator through its port
         self._stepping = sim
-        sim.advance(publish=False)  # and the sensor values reach the bridges
+        sim.advance_to(now + sim.period)  # and the sensor values reach the bridges
         now = sim.sim.time
-        self._set_ros_clocks()
+        self._clocks.set(now)
         loops = self.loops
         if any(loop.next_frame <= now for loop in loops) or (not loops and now >= self._next_full_serve):
             # Callbacks run here, in the driver, just before the loop's frame: the loop and
@@ -630,7 +706,7 @@ class GraphRunner:
                 self._serve_callbacks()
         for loop in loops:
             self._stepping = loop
-            loop.step_lockstep(now)
+            loop.advance_to(now)
         self._stepping = None
 
     def _owe_reads(self) -> None:
@@ -653,37 +729,14 @@ class GraphRunner:
         by_path = {pty.path: pty for pty in masters}
         for link in self._links():
             pty = by_path.get(link.port)
-            if pty is None or pty.owed is not None:
-                continue
-            link.owe(lambda pty=pty: pty.bytes_written)  # type: ignore[misc]
-            pty.owe(lambda link=link: link.bytes_out)  # type: ignore[misc]
+            if pty is not None and pty.owed is None:
+                _pair(link, pty)
 
     def _links(self) -> list[SerialLink]:
         """Every serial link the run's nodes and proxies open (loops, bridges, radio modules)."""
         links = [each.bridge.link for each in self.chains] + [loop.link for loop in self.loops]
         links += [each.radio.link for each in self.chains if each.radio is not None]
         return links + [proxy.upstream for proxy in self.proxies]
-
-    def _follow_by_call_of(self, node: Node) -> None:
-        """Lockstep: ``node``'s ROS clock is set by step() instead of through /clock.
-
-        One DDS delivery and callback per node and period was most of a lockstep
-        period's cost, and a stamp depended on when /clock had arrived.
-        """
-        node._time_source.detach_node()  # rclpy has no public switch for this
-        self._follow_by_call.append(node.get_clock())
-        if getattr(node, "sim_clock", None) is not None:
-            node.sim_clock = None  # type: ignore[attr-defined]  # a clock set by call cannot stall
-        node.get_clock().set_ros_time_override(self._ros_time())
-
-    def _ros_time(self) -> Time:
-        return Time(nanoseconds=round(self.sim.sim.time * 1e9), clock_type=ClockType.ROS_TIME)
-
-    def _set_ros_clocks(self) -> None:
-        """Lockstep: every node's ROS clock (stamps, timers) at the simulated time."""
-        now = self._ros_time()
-        for clock in self._follow_by_call:
-            clock.set_ros_time_override(now)
 
     def _serve_callbacks(self) -> int:
         """Run the callbacks that are ready now (at most a bound); returns how many ran."""
@@ -693,8 +746,9 @@ class GraphRunner:
             except (TimeoutException, ShutdownException):
                 return served
             handler()
-            if handler.exception() is not None:
-                raise handler.exception()  # type: ignore[misc]
+            error = handler.exception()
+            if error is not None:
+                raise error
         return _MAX_CALLBACKS_PER_STEP
 
     def kill_mcu(self, *, robot: int = 0) -> None:
@@ -703,9 +757,7 @@ class GraphRunner:
         if chain.mcu is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
         chain.mcu = None
-        if chain.serial is not None:
-            chain.serial.close()
-            chain.serial = None
+        self._close_serials(chain)
         self._remove(self._key(robot, MCU_NODES[self.options.mcu]))
 
     def restart_mcu(self, *, robot: int = 0) -> None:
@@ -717,20 +769,26 @@ class GraphRunner:
         spec = self._specs.get(key)
         if spec is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
-        mcu: VirtualMcuNode | SimavrMcuNode = _build(spec, self.context, self._parameters)  # type: ignore[assignment]
+        mcu = _build(spec, self.context, self._parameters, self.options)
+        if not isinstance(mcu, (VirtualMcuNode, SimavrMcuNode)):
+            mcu.destroy_node()
+            raise HilBringupError(f"{key} is no simulated MCU")
         self.nodes = {key: mcu, **self.nodes}
         chain.mcu = mcu
         self._executor_for(mcu).add_node(mcu)
         if self.lockstep:
-            mcu.use_clock(lambda: self.sim.sim.time)
-            self._follow_by_call_of(mcu)
+            mcu.follow(self._simulated_time)
+            self._clocks.take(mcu)
+            self._clocks.set(self._simulated_time())
             if isinstance(mcu, VirtualMcuNode):
-                mcu.plug_taps.append(self._owe_reads)
+                mcu.replugged.connect(self._owe_reads)
             if chain.loop is None:
                 self._open_serial(chain)
+            self._open_uarts(chain)
             self._owe_reads()
         else:
-            self._follow_shared_clock(mcu)
+            if self._clocks.subscribed:
+                self._clocks.take(mcu)
             if self._started:
                 mcu.start()
 
@@ -739,19 +797,17 @@ class GraphRunner:
         chain = self.chains[robot]
         if chain.radio is None:
             raise HilBringupError(f"robot {robot} has no radio module in this run")
+        self.sim.robot_ports[robot].radio_out.disconnect(chain.radio.from_air)
         chain.radio = None
-        self.sim.on_radio.pop(robot, None)
         self._remove(self._key(robot, "radio_module"))
 
     def _remove(self, key: str) -> None:
         """Stop node ``key`` and take it out of the run (its executor, the clocks set by call)."""
         node = self.nodes.pop(key)
-        node.stop()  # type: ignore[attr-defined]
+        if isinstance(node, Stepped):
+            node.stop()
         self._executor_for(node).remove_node(node)
-        if node.get_clock() in self._follow_by_call:
-            self._follow_by_call.remove(node.get_clock())
-        if self._clock_source is not None:
-            self._clock_source._associated_clocks.discard(node.get_clock())
+        self._clocks.release(node)
         node.destroy_node()
 
     def stop(self) -> None:
@@ -770,13 +826,12 @@ class GraphRunner:
             self._stop_spinning.set_result(None)
             for thread in self._spin_threads:
                 thread.join(timeout=5.0)
-            for node in self.nodes.values():
-                node.stop()  # type: ignore[attr-defined]  # each copes with a thread never started
+            for part in self._stepped():
+                part.stop()  # each copes with a thread never started
             for proxy in self.proxies:
                 proxy.stop()
             for each in self.chains:
-                if each.serial is not None:
-                    each.serial.close()
+                self._close_serials(each)
             self.executor.shutdown(timeout_sec=2.0)
             self.sim_executor.shutdown(timeout_sec=2.0)
             if self.live_executor is not None:

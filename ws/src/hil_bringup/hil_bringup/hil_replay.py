@@ -69,7 +69,7 @@ def replay(bag: str | Path) -> Comparison:
     options = recorded_options(bag)
     inputs: list[tuple[float, str, Any]] = []
     trajectory: list[tuple[float, float, float]] = []
-    prefix = f"/{options.namespace}" if options.namespace else ""
+    prefix = f"/{options.chain_namespace}" if options.chain_namespace else ""
     odom_topic = f"{prefix}/odom"
     previous = 0.0
     for topic, stamp, message in read_bag(bag, (*(prefix + t for t in INPUT_TOPICS), odom_topic)):

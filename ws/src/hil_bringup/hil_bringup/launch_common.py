@@ -11,6 +11,7 @@ of a process) left launch waiting forever after Ctrl-C, every process stopped.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from launch import LaunchContext
@@ -23,15 +24,17 @@ from hil_bringup.core.graph import (
     MCU_NODES,
     GraphOptions,
     describe,
+    graph_remaps,
     launch_arguments,
+    namespace_tokens,
     prepare_link_folder,
     run_link_dir,
     user_ports,
     your_program,
 )
 from hil_bringup.core.options import on, values
+from hil_bringup.core.rviz import write_rviz_config
 from hil_bringup.errors import HilBringupError
-from hil_common.core.paths import share_dir
 from hil_common.core.shutdown import leave_to_wakeup_fd
 
 
@@ -73,15 +76,20 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
         return LaunchConfiguration(name).perform(context)
 
     texts = {name: value(name) for name in on(GraphOptions, "launch")}
-    # An including launch's PushRosNamespace leaves its namespace here.
-    texts["link_dir"] = texts["link_dir"] or run_link_dir(
-        namespace=context.launch_configurations.get("ros_namespace", ""),
-        domain_id=os.environ.get("ROS_DOMAIN_ID"),
-    )
+    # An including launch's PushRosNamespace leaves its namespace here; launch_ros puts
+    # each node's (relative) namespace under it, the graph's ``namespace`` first.
+    pushed = context.launch_configurations.get("ros_namespace", "")
     try:
         options = GraphOptions(**values(GraphOptions, texts))
+        whole = "/".join(namespace_tokens(pushed) + namespace_tokens(options.namespace))
+        if not options.link_dir:
+            options = replace(
+                options, link_dir=run_link_dir(namespace=whole, domain_id=os.environ.get("ROS_DOMAIN_ID"))
+            )
     except HilBringupError as exc:
         raise HilBringupError(f"launch argument {exc}") from None
+    # The graph-wide topics (/tf, /tf_static, /diagnostics) into the whole namespace.
+    remaps = graph_remaps(whole)
     if options.mcu in MCU_NODES or options.faults:
         prepare_link_folder(options)  # before any node starts: the launch fails as a whole
     nodes, processes = graph(options, value) if graph is not None else describe(options)
@@ -109,8 +117,9 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
             package=node.package,
             executable=node.executable,
             name=node.name,
-            namespace=node.namespace,
+            namespace=options.node_namespace(node.namespace),
             parameters=[ros_parameters(node.parameters), *user],
+            remappings=remaps,
             output="screen",
         )
         for node in nodes
@@ -131,19 +140,24 @@ def graph_actions(context: LaunchContext, *args: Any, graph: Any = None, **kwarg
                 package="hil_bringup",
                 executable="recorder",
                 name="recorder",
+                namespace=options.node_namespace(""),
                 parameters=[{"path": options.record, "use_sim_time": options.use_sim_time}, *user],
                 output="screen",
             )
         )
     if value("rviz") == "true":
-        config = str(share_dir("hil_bringup") / "rviz" / "hil.rviz")
+        # The shipped configuration made for this run's robots and namespace, in its
+        # private link folder (:mod:`hil_bringup.core.rviz`).
+        config = write_rviz_config(options, prepare_link_folder(options))
+        actions.append(LogInfo(msg=f"hil_bringup: rviz2 configuration {config}"))
         actions.append(
             Node(
                 package="rviz2",
                 executable="rviz2",
-                arguments=["-d", config],
+                arguments=["-d", str(config)],
                 # On the graph's clock: rviz2 looks transforms up at its own time.
                 parameters=[{"use_sim_time": options.use_sim_time}],
+                remappings=remaps,
                 output="screen",
             )
         )

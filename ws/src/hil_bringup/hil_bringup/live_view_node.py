@@ -45,6 +45,7 @@ from hil_bringup.core.live import RateGate, live_url
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import message_class
 from hil_common.core.param_spec import ParamSpec
+from hil_common.core.stepping import SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import can_take, run_node, take
 from hil_common.parameters import declare_parameters
@@ -239,6 +240,12 @@ class LiveViewNode(Node):
 
     def start(self) -> None:
         """Nothing to start: the server runs from construction, messages come in callbacks."""
+
+    def follow(self, clock: SimulatedClock) -> None:
+        """Nothing runs on a clock of its own: it looks on its own executor's timer."""
+
+    def advance_to(self, t: float) -> None:
+        """Nothing is due: what it passes on never waits for a lockstep period."""
 
     def stop(self) -> None:
         """Close the channels and stop the server (again: nothing)."""

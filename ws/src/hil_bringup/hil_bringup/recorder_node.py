@@ -35,6 +35,7 @@ from hil_bringup.core.bag import BagWriter, offered_profile
 from hil_bringup.errors import HilBringupError
 from hil_common import qos
 from hil_common.core.param_spec import ParamSpec
+from hil_common.core.stepping import SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import run_node
 from hil_common.parameters import declare_parameters
@@ -146,6 +147,12 @@ class RecorderNode(Node):
 
     def start(self) -> None:
         """Nothing to start: recording happens in callbacks."""
+
+    def follow(self, clock: SimulatedClock) -> None:
+        """Nothing runs on a clock of its own (the runner sets its ROS clock)."""
+
+    def advance_to(self, t: float) -> None:
+        """Nothing is due: recording happens in callbacks and calls."""
 
     def stop(self) -> None:
         """Finish the bag (again: nothing)."""

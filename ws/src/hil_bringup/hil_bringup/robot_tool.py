@@ -62,6 +62,11 @@ def _show(profile: RobotProfile, layout: SignalLayout, coupling: str) -> None:
     print(
         f"  command UART {port.uart} at {port.baud} baud, auto reset: {'on' if profile.auto_reset else 'off'}"
     )
+    for other in profile.serial:
+        if other.role != "command":
+            print(f"  UART {other.uart} at {other.baud} baud ({other.role}, a pty of its own)")
+    for soft in profile.soft_serial:
+        print(f"  SoftwareSerial RX {soft.rx} TX {soft.tx} at {soft.baud} baud")
     print("pins (MCU pin  device.signal or device.pin):")
     for key, pin in mcu_pins(profile).items():
         print(f"  {pin:>3}  {key}")

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from hil_bringup.core.graph import (
+    GRAPH_TOPICS,
     GraphOptions,
     describe,
     describe_side,
+    graph_remaps,
     params_file,
     prepare_link_folder,
     run_link_dir,
@@ -89,8 +91,77 @@ def test_without_faults_the_rates_change_nothing() -> None:
 
 def test_several_robots_put_the_hil_chain_under_robot_0() -> None:
     nodes, _ = describe(GraphOptions(robots=3))
-    assert {n.namespace for n in nodes if n.name != "sim"} == {"robot_0"}
+    assert {n.namespace for n in nodes if n.robot is not None} == {"robot_0"}
     assert "/robot_0/control_loop" in params_file(nodes)
+
+
+@pytest.mark.parametrize(
+    ("robot", "groups"),
+    [
+        ("demo", {"robot_descriptions": ["robot_1/", "robot_2/"]}),
+        (
+            "demo,demo,rab_style",
+            {"robot_descriptions_0": ["robot_1/"], "robot_descriptions_1": ["robot_2/"]},
+        ),
+    ],
+)
+def test_the_robots_without_a_chain_get_their_frames_from_a_description_per_profile(
+    robot: str, groups: dict[str, list[str]]
+) -> None:
+    options = GraphOptions(robot=robot, robots=3)
+    nodes, _ = describe(options)
+    found = {n.name: n for n in nodes if n.executable == "robot_description" and n.robot is None}
+    assert {name: n.parameters["prefixes"] for name, n in found.items()} == groups
+    assert all(n.namespace == "" for n in found.values())  # their topics under each prefix
+    assert describe_side(options, "world")[0][1:] == list(found.values())  # the world side's
+
+
+def test_one_robot_has_no_description_beside_its_chains() -> None:
+    nodes, _ = describe(GraphOptions(robots=2, hil_robots=2))
+    assert [n.key for n in nodes if n.executable == "robot_description"] == [
+        "robot_0/robot_description",
+        "robot_1/robot_description",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("namespace", "node", "remaps"),
+    [
+        ("", "robot_1", []),
+        (
+            "team_a",
+            "team_a/robot_1",
+            [
+                ("/tf", "/team_a/tf"),
+                ("/tf_static", "/team_a/tf_static"),
+                ("/diagnostics", "/team_a/diagnostics"),
+            ],
+        ),
+        (
+            "/lab/team_a/",
+            "lab/team_a/robot_1",
+            [
+                ("/tf", "/lab/team_a/tf"),
+                ("/tf_static", "/lab/team_a/tf_static"),
+                ("/diagnostics", "/lab/team_a/diagnostics"),
+            ],
+        ),
+    ],
+)
+def test_a_namespace_takes_every_node_and_the_graph_wide_topics_but_not_the_clock(
+    namespace: str, node: str, remaps: list[tuple[str, str]]
+) -> None:
+    options = GraphOptions(robots=2, namespace=namespace)
+    assert options.node_namespace("robot_1") == node
+    assert graph_remaps(options.namespace) == remaps
+    assert "/clock" not in GRAPH_TOPICS
+    assert options.link_folder == run_link_dir(namespace=namespace)
+
+
+@pytest.mark.parametrize("namespace", ["team-a", "1team", "team a", "a//b-c"])
+def test_a_namespace_that_is_not_a_ros_name_is_refused_naming_it(namespace: str) -> None:
+    with pytest.raises(HilBringupError, match="namespace"):
+        GraphOptions(namespace=namespace)
 
 
 def test_each_hil_robot_gets_its_own_chain_in_its_namespace_with_links_of_its_own() -> None:
@@ -263,7 +334,7 @@ def test_the_two_sides_of_a_distributed_run_split_the_graph_between_them() -> No
     options = GraphOptions(robots=4, hil_robots=3, radio=True, faults=True, use_sim_time=True)
     nodes, processes = describe(options)
     world, none = describe_side(options, "world")
-    assert [n.name for n in world] == ["sim"] and none == []
+    assert [n.name for n in world] == ["sim", "robot_descriptions"] and none == []  # robot 3's
     assert world[0].parameters["radio"] is True
     sides = [describe_side(options, "robot", robot=i) for i in range(3)]
     for robot, (chain_nodes, proxies) in enumerate(sides):
@@ -349,3 +420,10 @@ def test_a_profiles_other_uarts_reach_ptys_beside_the_command_link(tmp_path: Pat
     mcu = next(n for n in describe(options)[0] if n.name == "simavr_mcu").parameters
     assert mcu["uart_ports"] == [f"1:{tmp_path / 'links' / 'uart1'}"]
     assert mcu["command_port"] == str(tmp_path / "links" / "mcu_command")
+
+
+def test_a_profiles_software_serial_links_reach_ptys_with_their_pins(tmp_path: Path) -> None:
+    options = GraphOptions(robot="bluetooth_car", mcu="simavr", link_dir=str(tmp_path / "links"))
+    mcu = next(n for n in describe(options)[0] if n.name == "simavr_mcu").parameters
+    assert mcu["soft_uart_ports"] == [f"2:3:9600:{tmp_path / 'links' / 'soft0'}"]
+    assert options.links(0).soft_uarts == (str(tmp_path / "links" / "soft0"),)

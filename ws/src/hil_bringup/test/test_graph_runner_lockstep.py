@@ -6,6 +6,7 @@ import time
 
 import pytest
 from geometry_msgs.msg import Twist
+from std_srvs.srv import Trigger
 
 from hil_bridge.core.serial_link import LinkState
 from hil_bringup.core.graph import GraphOptions
@@ -38,6 +39,43 @@ def test_lockstep_reads_are_paired_again_after_an_unplug_and_replug() -> None:
         # waiting (a short read) on every replug.
         assert [end.owed.short_reads for end in ends if end.owed] == [0, 0, 0, 0]
         assert runner.loop.link.generation == 3  # opened, and reopened after each replug
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
+def test_the_bridge_exchanges_every_period_also_after_a_world_reset() -> None:
+    """A reset takes simulated time back to 0; the bridge's exchanges count from there."""
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="virtual", behaviour="boards"))
+    runner.start()
+    try:
+        for _ in range(200):
+            runner.step()
+        runner.sim.on_reset(Trigger.Request(), Trigger.Response())
+        assert runner.sim.sim.time == 0.0
+        sent = runner.bridge.exchange.frames_sent
+        for _ in range(100):
+            runner.step()
+        assert runner.bridge.exchange.frames_sent - sent == 100
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("mcu", ["virtual", "simavr"])
+def test_the_robot_drives_again_after_a_world_reset(mcu: str) -> None:
+    """The loop's, the MCU's and the radio's own time runs on when a reset takes the world's back to 0."""
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu=mcu, behaviour="boards", radio=mcu == "virtual"))
+    runner.start()
+    try:
+        while runner.sim.sim.time < 4.0:  # past the 3 s the check below runs after the reset
+            runner.step()
+        runner.sim.on_reset(Trigger.Request(), Trigger.Response())
+        sim = runner.sim.sim
+        start_yaw = sim.yaw.copy()
+        while sim.time < 3.0:
+            runner.step()
+        assert abs(sim.yaw - start_yaw)[0] > 0.5  # the star search's scan, begun anew
     finally:
         runner.stop()
 

@@ -29,6 +29,8 @@ devices:
   - {name: compass, type: magnetometer, pins: {sda: A4, scl: A5}}
   - {name: imu, type: mpu6050, pins: {sda: A4, scl: A5}}
 """
+#: A SoftwareSerial link on pins 10 and 11 (free in BASE).
+SOFT = {"brain: none": "brain: none\nsoft_serial: [{rx: 10, tx: 11, baud: 9600}]"}
 MEGA = {
     "board: uno": "board: mega2560",
     "{sda: A4, scl: A5}}": "{sda: 20, scl: 21}}",
@@ -137,6 +139,25 @@ MEGA = {
         ({"baud: 57600": "baud: 57601"}, 2, ["serial[0].baud: 57601 is not a usual baud rate"]),
         ({"uart: 0": "uart: 1"}, 2, ["serial[0].uart: 1 is not a UART of the uno (0)"]),
         ({"role: command": "role: aux"}, 2, ["serial: expected exactly one UART with role command, found 0"]),
+        (SOFT, 0, ["ok: "]),
+        (
+            {**SOFT, "tx: 11": "tx: 9"},
+            2,
+            ["devices[2].pins.signal: pin 9 is taken by soft_serial[0] (tx)"],
+        ),
+        ({**SOFT, "tx: 11": "tx: 10"}, 2, ["soft_serial[0].tx: pin 10 is taken"]),
+        ({**SOFT, "rx: 10": "rx: 1"}, 2, ["soft_serial[0].rx: pin 1 is the serial"]),
+        ({**SOFT, ", tx: 11": ""}, 2, ["soft_serial[0].tx: missing"]),
+        (
+            {**SOFT, "baud: 9600}]": "baud: 230400}]"},
+            2,
+            ["soft_serial[0].baud: 230400 is not a usual SoftwareSerial baud rate (300, ", ", 115200)"],
+        ),
+        (
+            {**MEGA, **SOFT, "rx: 10": "rx: 19"},
+            2,
+            ["soft_serial[0].rx: pin 19 is taken by serial UART 1"],
+        ),
         (
             {"sda: A4, scl: A5}}\n  - {name: imu": "sda: A3, scl: A5}}\n  - {name: imu"},
             2,
@@ -239,6 +260,17 @@ def test_show_prints_a_tied_pin_and_the_level_coupling_of_a_plain_pin(
     shown = capsys.readouterr().out
     assert "in 1 0 1024 level 8" in shown  # IN1 on a pin without a timer: its level
     assert "in 5 0 1024 pwm 11" in shown  # IN4 on a timer pin: its duty
+
+
+def test_show_prints_the_serial_links(capsys: pytest.CaptureFixture[str]) -> None:
+    assert hil_robot(["show", "bluetooth_car"]) == 0
+    shown = capsys.readouterr().out
+    assert "command UART 0 at 9600 baud, auto reset: on" in shown
+    assert "SoftwareSerial RX 2 TX 3 at 9600 baud" in shown
+    assert hil_robot(["show", "mega_pwm_dir_pid"]) == 0
+    shown = capsys.readouterr().out
+    assert "command UART 1 at 57600 baud, auto reset: off" in shown
+    assert "UART 0 at 115200 baud (aux, a pty of its own)" in shown
 
 
 def test_an_unknown_robot_exits_2_listing_the_shipped_ones(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,8 @@ their own deadlines), so they all start, spin, stop and report the same way:
 * :data:`CLOCK_TIMEOUT` and :func:`sim_clock_of`: a node on ``use_sim_time`` watches
   its simulated clock (:mod:`hil_common.core.clock_watch`) and reports a clock that
   stopped (the world is gone) as an ERROR in its diagnostics.
+* :class:`SharedClock`: the ROS clocks of one process's nodes driven as one (the
+  one-process runner): from one ``/clock`` subscription, or set by call in lockstep.
 """
 
 from __future__ import annotations
@@ -32,10 +34,16 @@ from typing import Any, Protocol
 import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.clock import ROSClock
+from rclpy.clock_type import ClockType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.subscription import Subscription
+from rclpy.time import Time as RosTime
+from rclpy.time_source import TimeSource
+from rosgraph_msgs.msg import Clock
 
 from hil_common.core.clock_watch import ClockWatch
 from hil_common.core.leftovers import remove_dead_dds_segments
@@ -162,12 +170,17 @@ def diagnostic_array(
     hardware_id: str = "",
     stamp: Time | None = None,
 ) -> DiagnosticArray:
-    """A DiagnosticArray holding one status named ``<node>: <name>``, stamped now (or ``stamp``)."""
+    """A DiagnosticArray holding one status named ``<node>: <name>``, stamped now (or ``stamp``).
+
+    ``<node>`` is the node's full name without its leading slash (``robot_1/control_loop``):
+    every node of a graph publishes on the one ``/diagnostics``, and the name says whose
+    robot a status is (rqt's monitors show the namespaces as a tree).
+    """
     array = DiagnosticArray(
         status=[
             DiagnosticStatus(
                 level=level,
-                name=f"{node.get_name()}: {name}",
+                name=f"{node.get_fully_qualified_name().lstrip('/')}: {name}",
                 message=message,
                 hardware_id=hardware_id,
                 values=[KeyValue(key=key, value=str(value)) for key, value in values.items()],
@@ -200,3 +213,69 @@ class SimClock:
 def sim_clock_of(node: Node, timeout: float) -> SimClock | None:
     """``node``'s :class:`SimClock` if it is on ``use_sim_time``, else None (nothing to watch)."""
     return SimClock(node, timeout) if node.get_parameter("use_sim_time").value else None
+
+
+#: The topic of the simulated time (rclpy's TimeSource subscribes to it on ``use_sim_time``).
+CLOCK_TOPIC = "/clock"
+
+
+class SharedClock:
+    """The ROS clocks of one process's nodes, driven as one.
+
+    rclpy gives each node on ``use_sim_time`` a ``/clock`` subscription of its own: in
+    one process that is one callback per node every simulator period, and in lockstep
+    a stamp that depends on when DDS delivered ``/clock``. A clock taken here
+    (:meth:`take`) is set with the others instead: from one ``/clock`` subscription
+    (:meth:`subscribe`, real time) or by call (:meth:`set`, lockstep, the simulated
+    time of the period). Taking a node's clock destroys rclpy's ``/clock`` subscription
+    of the node (the one whose callback is its TimeSource's; a recorder's own stays)
+    through the node's public API; the clock stays on ROS time (the node keeps its
+    ``use_sim_time`` as declared). Only rclpy's public API is used.
+    """
+
+    def __init__(self) -> None:
+        self._clocks: list[ROSClock] = []
+        self._subscription: Subscription | None = None
+
+    def take(self, node: Node) -> None:
+        """``node``'s ROS clock follows this one from now on; its own ``/clock`` subscription goes.
+
+        A node off ``use_sim_time`` keeps its system clock (nothing to take).
+        """
+        clock = node.get_clock()
+        if not isinstance(clock, ROSClock) or not clock.ros_time_is_active:
+            return
+        for subscription in list(node.subscriptions):
+            # rclpy's own (its TimeSource's callback); a recorder's /clock subscription stays.
+            if isinstance(getattr(subscription.callback, "__self__", None), TimeSource):
+                node.destroy_subscription(subscription)
+        if clock not in self._clocks:
+            self._clocks.append(clock)
+
+    def release(self, node: Node) -> None:
+        """Stop setting ``node``'s clock (a node taken out of the run)."""
+        clock = node.get_clock()
+        if clock in self._clocks:
+            self._clocks.remove(clock)
+
+    @property
+    def subscribed(self) -> bool:
+        """Whether the clocks follow ``/clock`` (:meth:`subscribe`)."""
+        return self._subscription is not None
+
+    def subscribe(self, node: Node) -> None:
+        """Real time: set every clock taken from one ``/clock`` subscription, made on ``node``."""
+        if self._subscription is None:
+            profile = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)  # as rclpy's own
+            self._subscription = node.create_subscription(Clock, CLOCK_TOPIC, self._on_clock, profile)
+
+    def _on_clock(self, message: Clock) -> None:
+        time = RosTime.from_msg(message.clock)
+        for clock in self._clocks:
+            clock.set_ros_time_override(time)
+
+    def set(self, seconds: float) -> None:
+        """Lockstep: every clock taken reads ``seconds`` (simulated time) from now on."""
+        time = RosTime(nanoseconds=round(seconds * 1e9), clock_type=ClockType.ROS_TIME)
+        for clock in self._clocks:
+            clock.set_ros_time_override(time)

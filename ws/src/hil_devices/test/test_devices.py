@@ -49,6 +49,7 @@ def test_device_library_ships_every_device_of_the_design() -> None:
         "cr_servo_wheel",
         "line_sensor_analog",
         "line_sensor_digital",
+        "analog_input",
     }
 
 

@@ -138,7 +138,7 @@ class GzAdapterNode(Node):
             ]
         else:
             self.cmd_vel = self.create_publisher(Twist, topics["cmd_vel"].ros, qos.PUBLISHER)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.create_subscription(SignalArray, "hil/signals/to_sim", self.on_to_sim, qos.SENSOR)
         self.create_subscription(JointState, topics["joint_states"].ros, self.on_joint_states, qos.SENSOR)
         self.create_subscription(Odometry, topics["odom"].ros, self.on_odometry, qos.SENSOR)

@@ -30,9 +30,10 @@ the firmware prints at boot; the firmware starts after the bootloader's wait
 and :meth:`SimavrMcuNode.reset_mcu` reset it as the reset button does. In lockstep
 both happen at the start of the next step.
 
-Time: started normally (``start``), the harness paces the AVR to the wall clock by
-itself; in a lockstep run (``use_clock``) :meth:`tick` advances the AVR by the cycles
-of each simulated period. The harness's counters (simulated MHz per wall second,
+Time: the node is a :class:`~hil_common.core.stepping.Stepped` part. Started
+(``start``, real time), the harness paces the AVR to the wall clock by itself; in a
+lockstep run (``follow``) :meth:`SimavrMcuNode.advance_to` advances the AVR by the
+cycles of each simulated period. The harness's counters (simulated MHz per wall second,
 UART and frame counts, time given up when it fell behind, PWM pins never driven) go
 to ``diagnostics``, with the count of simavr's own warnings and the last one; each
 distinct warning is logged once. On ``use_sim_time`` a simulated clock that has not
@@ -46,7 +47,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ from hil_bridge.core.pty_link import PtyPair, check_distinct, prepare_link_folde
 from hil_common import qos
 from hil_common.core.param_spec import ParamSpec, ParamValues
 from hil_common.core.runtime_dir import link_path
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
@@ -259,11 +260,12 @@ class SimavrMcuNode(Node):
         #: The harness's last counters (see firmware/simavr/harness.c's stats line).
         self.stats: dict[str, Any] = {}
         self.process: SimavrProcess | None = None
-        self.clock: Callable[[], float] = time.monotonic
+        self.clock: SimulatedClock = time.monotonic
         self._start_time = 0.0
+        self._running_time = RunningTime()
         self._next_report = 0.0
         self._previous: tuple[float, float, float] | None = None  # wall, avr seconds, dropped
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._reset_pending = self._trace_cut_told = False
         self._thread = node_thread(self, self.run, name="simavr-mcu", stopping=self._stop)
@@ -348,15 +350,16 @@ class SimavrMcuNode(Node):
         )
 
     def start(self) -> None:
-        """Power the AVR on, paced to the wall clock by the harness."""
+        """Real time: power the AVR on, paced to the wall clock by the harness."""
         self.process = self._spawn(lockstep=False)
         self._thread.start()
 
-    def use_clock(self, clock: Callable[[], float]) -> None:
-        """Lockstep: power the AVR on now; :meth:`tick` advances it to the clock's time."""
-        self.clock = clock
+    def follow(self, clock: SimulatedClock) -> None:
+        """Lockstep: power the AVR on now; :meth:`advance_to` advances it to the clock's time."""
+        self._running_time = running = RunningTime()
+        self.clock = lambda: running.at(clock())
         self.sim_clock = None  # the clock moves as the AVR is stepped: nothing to watch
-        self._start_time = clock()
+        self._start_time = self.clock()
         self._next_report = self._start_time
         if self.process is not None:
             self.process.stop()
@@ -372,7 +375,7 @@ class SimavrMcuNode(Node):
         if process is None:
             raise HilMcuError("simavr_mcu: reset before the MCU is powered on")
         if process.lockstep:
-            self._reset_pending = True  # done by tick(), in the driver's order
+            self._reset_pending = True  # done by advance_to(), in the driver's order
         else:
             process.reset()
 
@@ -386,11 +389,15 @@ class SimavrMcuNode(Node):
         response.message = "reset" + (" at the next step" if self._reset_pending else "")
         return response
 
-    def tick(self, now: float) -> None:
-        """Lockstep: run the AVR up to ``now``; its bytes are in the ptys on return."""
+    def advance_to(self, t: float) -> None:
+        """Lockstep: run the AVR up to simulated time ``t``; its bytes are in the ptys on return.
+
+        The AVR's time runs on across a world reset (:class:`RunningTime`), as a real one's does.
+        """
+        now = self._running_time.at(t)
         process = self.process
         if process is None:
-            raise HilMcuError("simavr_mcu: tick() before use_clock()")
+            raise HilMcuError("simavr_mcu: advance_to() before follow()")
         if self._reset_pending:
             self._reset_pending = False
             process.reset()

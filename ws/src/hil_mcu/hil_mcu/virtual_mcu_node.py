@@ -26,7 +26,11 @@ USB cable: the command and signal ports hang up and their links go, then new pty
 paths, while the MCU core runs on untouched (its timers, watchdog and sequence
 numbers); what it writes meanwhile is lost and counted. The radio link stays: the
 radio module is wired to the MCU on the robot, not through the cable. The soak tests
-use them to make the loop and the bridge reconnect.
+use them to make the loop and the bridge reconnect; :attr:`VirtualMcuNode.replugged`
+tells whoever pairs the ptys in lockstep.
+
+The node is a :class:`~hil_common.core.stepping.Stepped` part: its event loop thread in
+real time, a step per call in lockstep (:meth:`VirtualMcuNode.advance_to`).
 """
 
 from __future__ import annotations
@@ -36,7 +40,6 @@ import select
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -46,7 +49,9 @@ from hil_bridge.core.defaults import signal_layout, telemetry_schema
 from hil_bridge.core.pty_link import PtyPair, pty_pairs
 from hil_common import qos
 from hil_common.core.param_spec import ParamSpec
+from hil_common.core.ports import OutPort
 from hil_common.core.runtime_dir import link_path
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
@@ -119,7 +124,7 @@ class VirtualMcuNode(Node):
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
         #: Time source of the MCU's timers: the wall clock, or simulated time in lockstep.
-        self.clock: Callable[[], float] = time.monotonic
+        self.clock: SimulatedClock = time.monotonic
         self._next_report = 0.0
         robot = params.as_str("robot")
         library = device_library(params.as_strings("device_configs"))
@@ -139,11 +144,12 @@ class VirtualMcuNode(Node):
         )
         self.config = config
         self.mcu = VirtualMcu(config, start=self.clock())
+        self._running_time = RunningTime()
         #: The simulated clock, read at each report (None off use_sim_time and in lockstep).
         self.sim_clock = sim_clock_of(self, params.as_float("clock_timeout"))
         #: Bytes a full tty did not take, per link.
         self.unwritten = {"command": 0, "signal": 0, "radio": 0}
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="virtual-mcu", stopping=self._stop)
         command_port = str(link_path(params.as_str("command_port")))
@@ -163,8 +169,8 @@ class VirtualMcuNode(Node):
         self.plugged = True
         #: Times the cable was plugged back in.
         self.replugs = 0
-        #: Called after :meth:`plug` made new ptys (the lockstep runner pairs them with their readers).
-        self.plug_taps: list[Callable[[], None]] = []
+        #: Sent after :meth:`plug` made new ptys (the lockstep runner pairs them with their readers).
+        self.replugged: OutPort[[]] = OutPort()
         # The ptys come last: once their links exist, nothing else in here can fail
         # and leave them behind.
         #: The radio link's pty (None without ``radio_port``); a lockstep runner pairs it
@@ -180,15 +186,23 @@ class VirtualMcuNode(Node):
             )
 
     def start(self) -> None:
-        """Start the event loop thread."""
+        """Real time: start the event loop thread."""
         self._thread.start()
 
-    def use_clock(self, clock: Callable[[], float]) -> None:
-        """Run on another time source (lockstep): the MCU powers up again at its time."""
-        self.clock = clock
+    def follow(self, clock: SimulatedClock) -> None:
+        """Lockstep: run on ``clock`` (stepped by :meth:`advance_to`): the MCU powers up again at its time."""
+        self._running_time = running = RunningTime()
+        self.clock = lambda: running.at(clock())
         self.sim_clock = None  # the clock moves as the MCU is stepped: nothing to watch
-        self.mcu = VirtualMcu(self.config, start=clock())
-        self._next_report = clock()
+        self.mcu = VirtualMcu(self.config, start=self.clock())
+        self._next_report = self.clock()
+
+    def advance_to(self, t: float) -> None:
+        """Lockstep: take what the links sent, run the MCU's timers due by ``t``, write what it says.
+
+        The MCU's time runs on across a world reset (:class:`RunningTime`), as a real one's does.
+        """
+        self._step(self._running_time.at(t))
 
     def stop(self) -> None:
         """Stop the event loop and close the ptys (which removes their links)."""
@@ -220,11 +234,10 @@ class VirtualMcuNode(Node):
             self.command, self.signal = pty_pairs(*self._ports, names=("command_port", "signal_port"))
             self.plugged = True
             self.replugs += 1
-        for tap in self.plug_taps:
-            tap()
+        self.replugged.send()
 
     def run(self) -> None:
-        """The event loop: wait for bytes or the next deadline, then :meth:`tick`."""
+        """The event loop: wait for bytes or the next deadline, then a step."""
         while not self._stop.is_set():
             now = self.clock()
             wait = min(self.mcu.next_deadline(now) - now, IDLE_WAIT_S)
@@ -233,9 +246,9 @@ class VirtualMcuNode(Node):
                 fds.append(self.radio.master_fd)
             with contextlib.suppress(OSError, ValueError):  # unplugged while waiting: the tick sees it
                 select.select(fds, [], [], max(wait, 0.0))
-            self.tick(self.clock())
+            self._step(self.clock())
 
-    def tick(self, now: float) -> None:
+    def _step(self, now: float) -> None:
         """Take what the links sent, run the MCU's timers, write what it has to say."""
         with self._io_lock:
             mcu, command, signal, radio = self.mcu, self.command, self.signal, self.radio

@@ -97,6 +97,52 @@ def test_a_pin_switched_between_pwm_and_digital_writes_reads_what_it_shows(board
         rig.close()
 
 
+# fmt: off
+#: analogWrite(pin, value) outside 0..255, as the Arduino core does it (sketches that forget
+#: constrain()): 0 and 255 are digitalWrite, anything else goes into the pin's OCR register
+#: unchecked. An 8-bit OCR (Timer0, Timer2) keeps the low byte: Timer0's fast PWM is
+#: (OCR + 1) / 256, Timer2's phase-correct OCR / 255; Timer1's 16-bit OCR1x above its TOP
+#: of 255 never matches: the pin stays high.
+OUT_OF_RANGE = [  # value, expected duty (0..255) on UNO pins 6 (Timer0), 11 (Timer2), 9 (Timer1)
+    (300,  {6: 45 * 255 / 256, 11: 44.0, 9: 255.0}),
+    (-50,  {6: 207 * 255 / 256, 11: 206.0, 9: 255.0}),
+    (256,  {6: 255 / 256, 11: 0.0, 9: 255.0}),
+    (-1,   {6: 255.0, 11: 255.0, 9: 255.0}),
+    (1000, {6: 233 * 255 / 256, 11: 232.0, 9: 255.0}),
+]
+# fmt: on
+
+
+def test_analog_write_outside_0_to_255_gives_what_the_core_writes_into_the_timer() -> None:
+    rig = pwm_rig("uno", (6, 11, 9))
+    try:
+        for value, want in OUT_OF_RANGE:
+            for pin in want:
+                after(rig, f"a {pin} {value}")
+            assert {pin: duty(rig, pin) for pin in want} == pytest.approx(want, abs=TOLERANCE), value
+    finally:
+        rig.close()
+
+
+@pytest.mark.parametrize(("board", "pin"), [("uno", 11), ("uno", 9), ("mega2560", 44)])
+def test_a_pwm_pin_used_as_a_digital_output_shows_its_level_however_seldom_it_changes(
+    board: str, pin: int
+) -> None:
+    """A direction pin on a timer pin (an L298's IN3 on 11): HIGH, LOW, HIGH over seconds is HIGH now.
+
+    Its edges are no wave: a slow change of level is no 60 % duty (the motor would turn
+    at 60 % of its speed for seconds).
+    """
+    rig = pwm_rig(board, (pin,))
+    try:
+        for level, hold in [(1, 0.4), (0, 1.2), (1, 0.01), (1, 2.0), (0, 0.3), (1, 0.01)]:
+            after(rig, f"d {pin} {level}")
+            rig.advance(hold)
+            assert duty(rig, pin) == 255.0 * level, (level, hold, duty(rig, pin))
+    finally:
+        rig.close()
+
+
 def test_pwm_pins_the_firmware_never_drives_are_reported() -> None:
     rig = pwm_rig("uno", (3, 5, 6, 10))
     try:

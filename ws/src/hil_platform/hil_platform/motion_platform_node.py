@@ -247,7 +247,7 @@ class MotionPlatformNode(Node):
         self._errors_reported = 0
         self._next_report = 0.0
 
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.PUBLISHER)
         self._odom = self.create_subscription(Odometry, "odom", self.on_odom, qos.SENSOR)
         # Last, so that nothing after it can fail and leave the socket open.

@@ -54,10 +54,27 @@ def marker_array(shapes: list[Shape], stamp: Time) -> MarkerArray:
     return MarkerArray(markers=[marker(shape, stamp) for shape in shapes])
 
 
-def world_markers(sim: Simulation, stamp: Time) -> MarkerArray:
-    """Walls, boxes, boards, floor markings, light and LEDs as rviz markers in the odom frame."""
-    standing = [bool(s) for s in sim.geometry.standing]
-    return marker_array([*world_shapes(sim.world, standing), *led_shapes(sim.x, sim.y, sim.led)], stamp)
+class WorldMarkers:
+    """``world/markers``: walls, boxes, boards, floor markings, light and LEDs in the odom frame.
+
+    The world's markers are built once per set of standing boards (they change only
+    when a board falls); the LEDs every time.
+    """
+
+    def __init__(self) -> None:
+        self._standing: tuple[bool, ...] | None = None
+        self._world: list[Marker] = []
+
+    def message(self, sim: Simulation, stamp: Time) -> MarkerArray:
+        """The world's markers at ``stamp``."""
+        standing = tuple(bool(s) for s in sim.geometry.standing)
+        if standing != self._standing:
+            self._standing = standing
+            self._world = [marker(shape, stamp) for shape in world_shapes(sim.world, standing)]
+        for each in self._world:
+            each.header.stamp = stamp
+        leds = [marker(shape, stamp) for shape in led_shapes(sim.x, sim.y, sim.led)]
+        return MarkerArray(markers=[*self._world, *leds])
 
 
 class SceneMarkers:

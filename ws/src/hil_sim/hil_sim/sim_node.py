@@ -14,7 +14,12 @@ their rangers' beams, their paths, the MCU's pins), every ``scene_period`` of
 simulated time and at most ``scene_max_rate`` times a wall second, while someone
 subscribes (a live view, a recorder). With several robots every per-robot topic is
 under ``robot_<i>/``. Services: ``reset_world`` (std_srvs/Trigger) and ``teleport``
-(hil_msgs/TeleportRobot). Each robot is its robot profile's model (``robot``: one
+(hil_msgs/TeleportRobot). In one process each HIL robot's MCU end is also a
+:class:`RobotPort` (pins in, sensor values and radio lines out, by call), each robot's
+joint states go by call to its description while ``/tf`` is watched
+(:attr:`SimNode.joint_states`), and the node is a :class:`~hil_common.core.stepping.Stepped` part: its own
+thread in real time (:meth:`SimNode.start`), stepped in lockstep
+(:meth:`SimNode.advance_to`). Each robot is its robot profile's model (``robot``: one
 profile per robot, the last for the rest;
 :func:`hil_sim.core.robot_model.robot_model_from_profile`), the demo robot without one,
 unless the process that builds the node gives other models (:attr:`SimNode.models`).
@@ -26,7 +31,8 @@ import dataclasses
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from builtin_interfaces.msg import Time
@@ -40,9 +46,12 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from hil_bridge.core.signal_exchange import NamedValues
 from hil_common import qos
 from hil_common.core.loop_timing import DeadlineScheduler, RateLimit
 from hil_common.core.param_spec import ParamSpec, ParamValues
+from hil_common.core.ports import InPort, OutPort
+from hil_common.core.stepping import SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import diagnostic_array, node_thread, run_node
 from hil_common.parameters import declare_parameters
@@ -59,9 +68,11 @@ from hil_sim.core.radio import Radio
 from hil_sim.core.robot_model import RobotModel, demo_robot, robot_model_from_profile
 from hil_sim.core.scene import Trails
 from hil_sim.core.simulation import Simulation
+from hil_sim.core.user_inputs import Request, UserInputs
 from hil_sim.core.world import Pose
 from hil_sim.errors import HilSimError
-from hil_sim.sim_markers import SCENE_TOPIC, SceneMarkers, world_markers
+from hil_sim.sim_inputs import SetTopics
+from hil_sim.sim_markers import SCENE_TOPIC, SceneMarkers, WorldMarkers
 from hil_sim.sim_radio import SimRadio
 from hil_sim.sim_topics import RobotTopics, stamp_of, yaw_quaternion
 
@@ -233,6 +244,24 @@ def profile_models(text: str, robots: int, library: Mapping[str, DeviceConfig]) 
     return [models[for_robot(entries, robot)] for robot in range(robots)]
 
 
+@dataclass
+class RobotPort:
+    """One HIL robot's MCU end in the simulator, by call (the one-process runner).
+
+    Unconnected, the same goes over ROS: pins on ``hil/signals/to_sim``, sensor values on
+    ``hil/signals/from_sim``, radio lines on ``hil/radio/tx`` and ``hil/radio/rx``.
+    """
+
+    #: The MCU's pins as ``(device, signal, value)`` (the bridge's newest frame).
+    pins: InPort[[NamedValues]]
+    #: The MCU's sensor signals, each time they change (a sensor sample, a switch, an encoder).
+    sensor_values: OutPort[[NamedValues]] = field(default_factory=OutPort)
+    #: RTX line bodies from the robot's radio module (no radio: dropped).
+    radio_in: InPort[[str]] = field(default_factory=lambda: InPort(lambda _body: None))
+    #: RRX and RST line bodies for the robot's radio module.
+    radio_out: OutPort[[str]] = field(default_factory=OutPort)
+
+
 class SimNode(Node):
     """The simulator: one world, N robots, a stepping thread, ROS topics and services."""
 
@@ -259,17 +288,20 @@ class SimNode(Node):
         self._scene_world = True
         self._scene_boards_down = 0
         self._scene_markers = SceneMarkers()
+        self._world_markers = WorldMarkers()
         #: The robots' paths, for the live scene.
         self.trails = Trails(self.robots)
         self.publish_clock = params.as_bool("publish_clock")
         #: The clock the MCU runs on, on which its silence is measured: the wall clock
         #: (pins arrive at wall pace whatever the rtf), simulated time in lockstep.
-        self.pin_clock: Callable[[], float] = time.monotonic
+        self.pin_clock: SimulatedClock = time.monotonic
         self.port = McuPort(
             self.sim, self.hil_robots, pin_timeout=params.as_float("pin_timeout"), now=self.pin_clock()
         )
         self.cmd_vel = CmdVelDrive(self.sim, timeout=params.as_float("cmd_vel_timeout"))
         self.lock = threading.Lock()
+        #: What users set on the devices, taken at the start of each period.
+        self.user_inputs = UserInputs()
 
         prefixes = [""] if self.robots == 1 else [f"robot_{i}/" for i in range(self.robots)]
         self.topics = [
@@ -293,27 +325,35 @@ class SimNode(Node):
             )
             for index in range(self.hil_robots, self.robots)
         ]
-        #: Per HIL robot: called after a signal period with its sensor signals when they
-        #: changed (the one-process runner hands them to the bridge without DDS). A
-        #: callback that returns names it does not know is called every period.
-        self.on_outputs: dict[int, Callable[[list[tuple[str, str, float]]], object]] = {}
-        #: Per robot: (sample, switches and encoders) of the signals last handed to on_outputs.
+        #: Per robot: (sample, switches and encoders) of the sensor values last sent by call.
         self._outputs_given: dict[int, tuple[int, bytes]] = {}
-        #: Per robot: called with its joint states as they are published (the one-process
-        #: runner's robot descriptions take them without DDS).
-        self.on_joint_states: dict[int, Callable[[JointState], None]] = {}
+        self.set_topics = SetTopics(
+            self,
+            prefixes,
+            [
+                [(name, self.sim.devices_of(robot)[0].where[name][0].KIND) for name in self._users(robot)]
+                for robot in range(self.robots)
+            ],
+            self.set_device,
+        )
         self._radio = (
             SimRadio(self, self.sim, params, prefixes, hil_robots=self.hil_robots, lock=self.lock)
             if params.as_bool("radio")
             else None
         )
-        self.tf = self.create_publisher(TFMessage, "tf", qos.PUBLISHER)
-        self.clock = self.create_publisher(Clock, "clock", qos.PUBLISHER)
+        #: Each HIL robot's MCU end by call (the one-process runner connects them).
+        self.robot_ports = [self._robot_port(robot) for robot in range(self.hil_robots)]
+        #: Per robot: its joint states by call, as they are published, while somebody
+        #: listens to /tf (the one-process runner's robot descriptions, for their transforms).
+        self.joint_states: list[OutPort[[JointState]]] = [OutPort() for _ in range(self.robots)]
+        self.tf = self.create_publisher(TFMessage, "/tf", qos.PUBLISHER)
+        # Absolute, as /tf: a graph's namespace leaves the one clock of the domain where it is.
+        self.clock = self.create_publisher(Clock, "/clock", qos.PUBLISHER)
         self._clock_listened = self._tf_listened = False
         self.markers = self.create_publisher(MarkerArray, "world/markers", qos.LATCHED)
         self.scene = self.create_publisher(MarkerArray, SCENE_TOPIC, qos.PUBLISHER)
         self._scene_listened = False
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.create_service(Trigger, "reset_world", self.on_reset)
         self.create_service(TeleportRobot, "teleport", self.on_teleport)
         self._warned: set[str] = set()
@@ -330,7 +370,7 @@ class SimNode(Node):
     # --- lifecycle ------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the stepping thread."""
+        """Real time: start the stepping thread (paced by ``rtf``, or as fast as it goes)."""
         self._thread.start()
 
     def stop(self) -> None:
@@ -338,6 +378,51 @@ class SimNode(Node):
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5.0)
+
+    def follow(self, clock: SimulatedClock) -> None:
+        """Lockstep: MCU silence is measured on ``clock`` (the simulated time every part shares)."""
+        with self.lock:
+            self.pin_clock = clock
+            self.port.restart(clock())
+
+    @property
+    def period(self) -> float:
+        """Simulated seconds of one signal period (the physics steps between two exchanges)."""
+        return self.chunk * self.sim.dt
+
+    def advance_to(self, t: float) -> None:
+        """Lockstep: whole signal periods until simulated time ``t`` (one :meth:`_one_period` each)."""
+        half = 0.5 * self.period
+        while self.sim.time + half < t:
+            self._one_period()
+
+    def _robot_port(self, robot: int) -> RobotPort:
+        port = RobotPort(
+            pins=InPort(
+                lambda signals: self.set_pins(robot, signals), on_connect=lambda: self._pins_by_call(robot)
+            )
+        )
+        if self._radio is not None:
+            port.radio_in = InPort(
+                lambda body: self.radio_send(robot, body), on_connect=lambda: self._radio_by_call(robot)
+            )
+            self._radio.to_module[robot] = port.radio_out
+        return port
+
+    def _pins_by_call(self, robot: int) -> None:
+        """Robot ``robot``'s pins come by call: its to_sim subscription goes.
+
+        A late DDS copy must not overwrite newer pins; the topics are still published
+        for anyone else who subscribes.
+        """
+        self._outputs_given.pop(robot, None)
+        subscription = self._to_sim.pop(robot, None)
+        if subscription is not None:
+            self.destroy_subscription(subscription)
+
+    def _radio_by_call(self, robot: int) -> None:
+        if self._radio is not None:
+            self._radio.by_call(robot)
 
     # --- the MCU side -----------------------------------------------------------------
 
@@ -348,12 +433,12 @@ class SimNode(Node):
 
     def on_to_sim(self, robot: int, message: SignalArray) -> None:
         """Take a robot's MCU pins."""
-        if robot in self.on_outputs:
-            return  # its pins come by set_pins() (the one-process runner)
+        if robot < len(self.robot_ports) and self.robot_ports[robot].pins.connected:
+            return  # its pins come by call (the one-process runner)
         self.set_pins(robot, [(s.device, s.name, s.value) for s in message.signals])
 
-    def set_pins(self, robot: int, signals: list[tuple[str, str, float]]) -> None:
-        """Take a robot's MCU pins (directly: the in-process runner's shortcut)."""
+    def set_pins(self, robot: int, signals: NamedValues) -> None:
+        """Take a robot's MCU pins (its :class:`RobotPort`'s intake)."""
         with self.lock:
             unknown, back = self.port.take(robot, signals, now=self.pin_clock())
         if back:
@@ -365,44 +450,56 @@ class SimNode(Node):
                     f"hil/signals/to_sim: {name} is not a pin of the robot model; ignored"
                 )
 
-    def attach_directly(
-        self, on_outputs: Callable[[list[tuple[str, str, float]]], object], robot: int = 0
-    ) -> None:
-        """Exchange with an in-process bridge for ``robot``: pins by :meth:`set_pins`, outputs by call.
-
-        Its to_sim subscription goes (a late DDS copy must not overwrite newer pins);
-        the topics are still published for anyone else who subscribes.
-        """
-        self.on_outputs[robot] = on_outputs
-        self._outputs_given.pop(robot, None)
-        subscription = self._to_sim.pop(robot, None)
-        if subscription is not None:
-            self.destroy_subscription(subscription)
-
-    def use_clock(self, clock: Callable[[], float]) -> None:
-        """Measure MCU silence on ``clock`` (lockstep: the simulated time everything shares)."""
-        with self.lock:
-            self.pin_clock = clock
-            self.port.restart(clock())
-
     def _give_outputs(self) -> None:
-        """Each attached robot's sensor signals, when they differ from what it was last given.
+        """Each connected robot's sensor signals, when they differ from what it was last sent.
 
         They change only with a sensor sample or a switch or encoder: building and taking
         them every period was a few percent of a lockstep period.
         """
         sim = self.sim
-        sim.refresh()
-        for robot, on_outputs in self.on_outputs.items():
+        refreshed = False
+        for robot, port in enumerate(self.robot_ports):
+            if not port.sensor_values.connected:
+                continue
+            if not refreshed:
+                sim.refresh()
+                refreshed = True
             devices, row = sim.devices_of(robot)
             given = (sim.samples, devices.live_key(row))
             if self._outputs_given.get(robot) == given:
                 continue
-            unknown = on_outputs(self.port.outputs(robot))
-            if unknown:
-                self._outputs_given.pop(robot, None)  # it counts them: it hears every period
-            else:
-                self._outputs_given[robot] = given
+            self._outputs_given[robot] = given
+            port.sensor_values.send(self.port.outputs(robot))
+
+    # --- what users set -----------------------------------------------------------------
+
+    def _users(self, robot: int) -> list[str]:
+        return self.sim.devices_of(robot)[0].users()
+
+    def set_device(
+        self,
+        robot: int,
+        device: str,
+        value: float | dict[str, float],
+        *,
+        seconds: float | None = None,
+        signal: str = "",
+    ) -> None:
+        """A user sets robot ``robot``'s ``device`` from the start of the next period (any thread).
+
+        A button, an analog input, an IR remote's key press, or a sensor's ``signal``
+        held at ``value`` (:meth:`hil_sim.core.simulation.Simulation.setting`); with
+        ``seconds``, let go that long after (:mod:`hil_sim.core.user_inputs`).
+
+        Raises:
+            HilSimError: no such robot, device or signal, a value it does not take, or
+                ``seconds`` not positive.
+        """
+        if seconds is not None and not seconds > 0:
+            raise HilSimError(f"{device}: for = {seconds!r} s must be positive")
+        with self.lock:
+            setting = self.sim.setting(robot, device, value, signal=signal)
+        self.user_inputs.request(Request(robot, setting, seconds))
 
     # --- robots without an MCU, the radio -----------------------------------------------
 
@@ -421,20 +518,10 @@ class SimNode(Node):
         """RTX bodies from the radio modules that did not parse or could not be queued."""
         return self._radio.errors if self._radio is not None else 0
 
-    @property
-    def on_radio(self) -> dict[int, Callable[[str], None]]:
-        """Per HIL robot: its in-process radio module's line intake."""
-        return self._radio.direct if self._radio is not None else {}
-
     def radio_send(self, robot: int, body: str) -> None:
         """An RTX line body from robot ``robot``'s radio module: onto its radio's queue."""
         if self._radio is not None:
             self._radio.send(robot, body)
-
-    def attach_radio_directly(self, robot: int, deliver: Callable[[str], None]) -> None:
-        """Robot ``robot``'s radio module in this process: lines by call, RTX by :meth:`radio_send`."""
-        if self._radio is not None:
-            self._radio.attach_directly(robot, deliver)
 
     # --- services -----------------------------------------------------------------------
 
@@ -443,6 +530,7 @@ class SimNode(Node):
         del request
         with self.lock:
             self.sim.reset()
+            self.user_inputs.reset()
             self.trails.reset()
             self._scene_world = True
         response.success = True
@@ -479,7 +567,7 @@ class SimNode(Node):
         while not self._stop.is_set():
             if scheduler is not None:
                 scheduler.wait()
-            self.advance()
+            self._one_period()
             now = time.monotonic()
             if scheduler is None and now - yielded >= YIELD_EVERY_S:
                 # Free-running never sleeps: hand the GIL over now and then, or the
@@ -492,15 +580,10 @@ class SimNode(Node):
                 window_wall, window_sim, next_report = now, sim.time, now + 1.0
                 self.publish_diagnostics()
 
-    def advance(self, *, publish: bool = True) -> None:
-        """One signal period: apply the latest pins, step the physics, publish what is due.
-
-        Args:
-            publish: False when the caller publishes the new state itself with
-                :meth:`publish_now` (the lockstep runner, at a point of its period
-                where that hides a pty's latency).
-        """
+    def _one_period(self) -> None:
+        """One signal period: the latest pins, the physics, what is due published, sensor values on."""
         with self.lock:
+            self.user_inputs.apply(self.sim)
             self.cmd_vel.expire()
             for robot in self.port.check_silence(self.pin_clock()):
                 self.get_logger().warning(
@@ -510,17 +593,10 @@ class SimNode(Node):
             self.sim.step(self.chunk)
             if self._radio is not None:
                 self._radio.step()
-            if publish:
-                self.publish_step()
-            if self.on_outputs:
-                self._give_outputs()
+            self.publish_step()
+            self._give_outputs()
 
     # --- publishing ---------------------------------------------------------------------
-
-    def publish_now(self) -> None:
-        """:meth:`publish_step` under the simulator's lock (for a caller outside it)."""
-        with self.lock:
-            self.publish_step()
 
     def publish_step(self) -> None:
         """Everything due at the current simulated time."""
@@ -561,7 +637,7 @@ class SimNode(Node):
         if state_due:
             self.publish_state(stamp)
         if markers_due:
-            self.markers.publish(world_markers(sim, stamp))
+            self.markers.publish(self._world_markers.message(sim, stamp))
         if scene_due:
             self.publish_scene(stamp, now)
 
@@ -606,13 +682,14 @@ class SimNode(Node):
                 odom.twist.twist.linear.x = float(sim.v[robot])
                 odom.twist.twist.angular.z = float(sim.w[robot])
                 topics.odom.publish(odom)
-            direct = self.on_joint_states.get(robot)
-            if topics.listened(topics.joints) or direct is not None:
+            # By call only for transforms (the descriptions'), so only while /tf is watched.
+            by_call = self._tf_listened and self.joint_states[robot].connected
+            if topics.listened(topics.joints) or by_call:
                 joints = topics.joint_states(sim, robot, stamp)
                 if topics.listened(topics.joints):
                     topics.joints.publish(joints)
-                if direct is not None:
-                    direct(joints)
+                if by_call:
+                    self.joint_states[robot].send(joints)
             topics.publish_devices(sim.devices_of(robot)[1], stamp)
         if self._tf_listened:
             self.tf.publish(TFMessage(transforms=transforms))

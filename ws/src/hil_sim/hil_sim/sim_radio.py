@@ -3,14 +3,14 @@
 Each HIL robot's radio module sends its RTX line bodies on ``robot_<i>/hil/radio/tx``
 and hears RRX (deliveries) and RST (its radio's state, on a change and at least every
 :data:`RADIO_STATUS_PERIOD_S`) on ``robot_<i>/hil/radio/rx``; a module in the same
-process (the one-process runner) takes them by call instead
-(:meth:`SimRadio.attach_directly`). The radio itself is :mod:`hil_sim.core.radio`.
+process (the one-process runner) takes them by call instead, through the simulator's
+robot ports (:attr:`SimRadio.to_module`, :meth:`SimRadio.by_call`). The radio itself is
+:mod:`hil_sim.core.radio`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from hil_bridge.core.radio_protocol import RadioReceive, RadioSend, RadioStatus,
 from hil_bridge.errors import HilBridgeError
 from hil_common import qos
 from hil_common.core.param_spec import ParamValues
+from hil_common.core.ports import OutPort
 from hil_common.errors import HilError
 from hil_msgs.msg import WireChunk
 from hil_sim.core.radio import Radio, RadioConfig
@@ -54,8 +55,8 @@ class SimRadio:
         #: RTX bodies from the radio modules that did not parse or could not be queued.
         self.errors = 0
         self._warned = False
-        #: Per HIL robot: called with each RRX/RST line body for its radio module.
-        self.direct: dict[int, Callable[[str], None]] = {}
+        #: Per HIL robot: its radio module's lines by call (connected: not published).
+        self.to_module: dict[int, OutPort[[str]]] = {}
         self._rx = [
             node.create_publisher(WireChunk, f"{prefix}hil/radio/rx", qos.PUBLISHER) for prefix in prefixes
         ]
@@ -102,17 +103,16 @@ class SimRadio:
                 self._to_module(robot, encode_radio(status))
 
     def _to_module(self, robot: int, body: str) -> None:
-        direct = self.direct.get(robot)
-        if direct is not None:
-            direct(body)
+        port = self.to_module.get(robot)
+        if port is not None and port.connected:
+            port.send(body)
             return
         chunk = WireChunk(link="radio", direction="rx", data=body.encode("ascii"))
         chunk.header.stamp = stamp_of(self.sim.time)
         self._rx[robot].publish(chunk)
 
-    def attach_directly(self, robot: int, deliver: Callable[[str], None]) -> None:
-        """Robot ``robot``'s radio module in this process: lines by call, RTX by :meth:`send`."""
-        self.direct[robot] = deliver
+    def by_call(self, robot: int) -> None:
+        """Robot ``robot``'s radio module sends its RTX bodies by call (:meth:`send`): no subscription."""
         subscription = self._tx.pop(robot, None)
         if subscription is not None:
             self.node.destroy_subscription(subscription)

@@ -66,7 +66,7 @@ BAD_MODELS: list[tuple[dict[str, Any], str]] = [
     ),
     (
         {"devices": (*DRIVERS, DeviceSpec("x", "sonar"))},
-        "devices[2] (x): kind: 'sonar' is not a device model kind (kinds: bumper, compass",
+        "devices[2] (x): kind: 'sonar' is not a device model kind (kinds: analog_input, bumper, button",
     ),
     ({"devices": (*DRIVERS, DeviceSpec("motor_left", "led"))}, "devices[2]: name 'motor_left' is used twice"),
     ({"devices": (*DRIVERS, DeviceSpec("2nd", "led"))}, "name '2nd' must be an identifier"),

@@ -152,3 +152,19 @@ def test_a_ranger_on_a_servo_casts_its_beam_from_where_the_servo_turned_it() -> 
     assert origin == pytest.approx(expected)
     assert math.atan2(end[1] - origin[1], end[0] - origin[0]) == pytest.approx(angle)
     assert math.dist(origin, end) == pytest.approx(1.0)  # nothing in 1 m: clear to the maximum
+
+
+def test_a_ws2812_strip_is_drawn_on_the_robot_in_the_colours_it_latched() -> None:
+    model = dataclasses.replace(
+        demo_robot(), devices=(*demo_robot().devices, DeviceSpec("strip", "rgb_leds", params={"leds": 3}))
+    )
+    sim = Simulation(WorldConfig(), models=model, robots=1)
+    sim.teleport(0, Pose(0.5, 0.2, math.pi / 2))
+    sim.set_input("strip.led0_r", 255.0)
+    sim.set_input("strip.led2_b", 128.0)
+    (strip,) = shapes_in(scene_shapes(sim, None, hil_robots=1, world=False), "strips")
+    assert strip.colors == ((1.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 128 / 255, 1.0))
+    # across the top of a robot facing +y: the first LED on its left (-x), the last on its right
+    assert strip.points[:, 0] == pytest.approx([0.5 - 0.012, 0.5, 0.5 + 0.012])
+    assert strip.points[:, 1] == pytest.approx([0.2] * 3)
+    assert not shapes_in(scene_shapes(simulation(), None, hil_robots=1, world=False), "strips")

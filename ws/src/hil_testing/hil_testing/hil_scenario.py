@@ -31,7 +31,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hil_bringup.core.done import all_boards_down, light_reached
 from hil_common.core.kinematics import wrap_angle
@@ -39,7 +39,16 @@ from hil_common.core.leftovers import remove_dead_dds_segments
 from hil_common.core.param_spec import validate_all
 from hil_common.core.shutdown import ShutdownSignals, shutdown_signals
 from hil_common.errors import HilError
-from hil_testing.core.checks import Check, GotoCheck, Judged, Observation
+from hil_testing.core.checks import (
+    Check,
+    GotoCheck,
+    Judged,
+    LedShows,
+    Observation,
+    SerialExpect,
+    SerialForbid,
+    ToneHeard,
+)
 from hil_testing.core.junit import CaseResult, SuiteResult, write_junit
 from hil_testing.core.scenario import (
     Action,
@@ -49,6 +58,8 @@ from hil_testing.core.scenario import (
     Fault,
     Goto,
     Scenario,
+    SerialSend,
+    SetDevice,
     StationCommand,
     Timeline,
     goto_label,
@@ -59,11 +70,14 @@ from hil_testing.errors import HilTestingError
 
 if TYPE_CHECKING:
     from hil_bringup.core.report import Judgement
+    from hil_sim.core.simulation import Simulation
     from hil_testing.core.goto import GotoRun
-    from hil_testing.session import HilSession
+    from hil_testing.session import HilSession, SessionSerial
 
 #: Simulated seconds between trajectory samples of the run report (as hil_sim_runner).
 SAMPLE_PERIOD = 0.05
+#: Bytes of each UART's transcript a scenario's report keeps (the first ones).
+TRANSCRIPT_LIMIT = 1 << 20
 #: Errors of a graph that cannot be built or run (bad world, firmware, port).
 RUN_ERRORS = (HilError,)
 LINKS = ("command", "signal")
@@ -120,16 +134,25 @@ def check_graph(scenario: Scenario) -> None:
                 raise HilTestingError(f"{scenario.path}: {spec.key}: {exc}") from None
 
 
-def observe(session: HilSession, *, final: bool = False) -> Observation:
-    """The run now, as the checks see it."""
+def observe(
+    session: HilSession,
+    *,
+    final: bool = False,
+    serial: dict[int, str] | None = None,
+    reads: tuple[str, ...] = (),
+) -> Observation:
+    """The run now, as the checks see it (with the serial text of the period and the values read)."""
     sim = session.sim
-    loop = session.runner.loop.loop
-    mcu = loop.mcu
-    rtt = {"mcu": {"last": mcu.rtt_last * 1e3}}
-    if final:
-        rtt["mcu"].update(
-            p50=mcu.rtt_percentile(50) * 1e3, p99=mcu.rtt_percentile(99) * 1e3, max=mcu.rtt_max * 1e3
-        )
+    chain = session.runner.chains[0]
+    loop = chain.loop.loop if chain.loop is not None else None  # brain none: no loop
+    rtt = None
+    if loop is not None:
+        mcu = loop.mcu
+        rtt = {"mcu": {"last": mcu.rtt_last * 1e3}}
+        if final:
+            rtt["mcu"].update(
+                p50=mcu.rtt_percentile(50) * 1e3, p99=mcu.rtt_percentile(99) * 1e3, max=mcu.rtt_max * 1e3
+            )
     return Observation(
         t=sim.time,
         x=float(sim.x[0]),
@@ -139,11 +162,20 @@ def observe(session: HilSession, *, final: bool = False) -> Observation:
         w=float(sim.w[0]),
         boards_down=sim.geometry.boards_down,
         boards=len(sim.world.boards),
-        failsafes=frozenset(loop.failsafes.active),
+        failsafes=frozenset(loop.failsafes.active) if loop is not None else frozenset(),
         telemetry=session.telemetry,
         tasks={"boards": all_boards_down(sim), "light": light_reached(sim)},
         rtt_ms=rtt,
+        serial=serial or {},
+        values={name: read_value(sim, name) for name in reads},
     )
+
+
+def read_value(sim: Simulation, name: str) -> float:
+    """Robot 0's value ``input:<device>.<signal>`` (a pin as taken) or ``output:<device>.<column>``."""
+    source, _, what = name.partition(":")
+    values = sim.input(what) if source == "input" else sim.output(what)
+    return float(values[0])
 
 
 class ScenarioRun:
@@ -175,6 +207,12 @@ class ScenarioRun:
         self.running: dict[int, GotoRun] = {}
         self.stopped = False
         self._next_sample = 0.0
+        #: Robot 0's UARTs the scenario writes or reads, and every byte each received (bounded).
+        self.serials: dict[int, SessionSerial] = {uart: session.serial_port(uart) for uart in scenario.uarts}
+        self.transcripts: dict[int, bytearray] = {uart: bytearray() for uart in self.serials}
+        self.transcript_cut = False
+        #: The values the checks read each period.
+        self.reads = tuple(sorted({name for check in self.checks for name in getattr(check, "reads", ())}))
         # Inputs due at a loop frame's time reach that frame (the hook runs where the loop
         # takes input); the rest, e.g. a fault between frames, in the period they fall in.
         session.input_hooks.append(self.due)
@@ -215,7 +253,16 @@ class ScenarioRun:
 
     def observe_period(self) -> None:
         """Collect finished gotos; hand the checks this period's observation; sample the log."""
-        obs = observe(self.session)
+        text = {}
+        for uart, port in self.serials.items():
+            data = port.read()
+            if data:
+                text[uart] = data.decode("latin-1")
+                kept = self.transcripts[uart]
+                room = TRANSCRIPT_LIMIT - len(kept)
+                self.transcript_cut |= len(data) > room
+                kept += data[: max(room, 0)]
+        obs = observe(self.session, serial=text, reads=self.reads)
         for index, goto in list(self.running.items()):
             if goto.finished:
                 self.gotos[index].result = goto.result()
@@ -228,6 +275,33 @@ class ScenarioRun:
             self._next_sample = obs.t + SAMPLE_PERIOD
             self.log.sample(obs.t, obs.x, obs.y, bool(sim.led[0] > 0.5), sim.geometry.standing)
             self.log.sample_others(obs.t, sim.x, sim.y)  # a scenario of several robots draws them all
+
+    def apply_to_robot(self, action: SerialSend | SetDevice) -> None:
+        """Write to robot 0's UART, or set one of its devices."""
+        if isinstance(action, SerialSend):
+            self.serials[action.uart].write(action.data)
+        else:
+            self.session.set(action.device, action.value, for_=action.seconds, signal=action.signal)
+
+    def events(self) -> dict[str, list[dict[str, Any]]]:
+        """What each check saw happen (serial matches, tones, LED colours), by its label, for the metrics."""
+        return {
+            check.label: [
+                {"start_s": round(e.start, 4), "end_s": round(e.end, 4), "text": e.text}
+                for e in check.events()
+            ]
+            for check in self.checks
+            if isinstance(check, (SerialExpect, SerialForbid, ToneHeard, LedShows))
+        }
+
+    def write_transcripts(self, folder: Path) -> list[Path]:
+        """Each UART's transcript as ``serial_uart<N>.log`` (the bytes as received); their paths."""
+        paths = []
+        for uart, data in self.transcripts.items():
+            path = folder / f"serial_uart{uart}.log"
+            path.write_bytes(bytes(data))
+            paths.append(path)
+        return paths
 
     def due(self, now: float) -> None:
         """Carry out the timeline's actions due by ``now``."""
@@ -246,6 +320,8 @@ class ScenarioRun:
                 self.twist_owner = None
         elif isinstance(action, StationCommand):
             session.command(action.text)
+        elif isinstance(action, (SerialSend, SetDevice)):
+            self.apply_to_robot(action)
         elif isinstance(action, Goto):
             self.running[index] = session.start_goto(action.goal)
             self.gotos[index].started = True
@@ -311,6 +387,7 @@ def run_scenario(
     wall = time.monotonic() - started
     out = ""
     if report_dir is not None:
+        happened = run.events()
         run.log.metrics["scenario"] = {
             "file": str(scenario.path),
             "passed": all(c.passed for c in cases),
@@ -324,6 +401,7 @@ def run_scenario(
                     "passed": c.passed,
                     "detail": c.detail,
                     "span_s": None if c.span is None else [round(t, 3) for t in c.span],
+                    **({"events": happened[c.name]} if happened.get(c.name) else {}),
                 }
                 for c in cases
             ],
@@ -336,8 +414,14 @@ def run_scenario(
             run.log.heading += f"\n{scenario.description}"
         run.log.duration = scenario.duration
         metrics_path, picture_path = write_report(run.log, report_dir / scenario.name)
+        serial_files = run.write_transcripts(report_dir / scenario.name)
         out = "\n".join(
-            [f"metrics: {metrics_path}", f"picture: {picture_path}", *(f"pins: {t['file']}" for t in traces)]
+            [
+                f"metrics: {metrics_path}",
+                f"picture: {picture_path}",
+                *(f"pins: {t['file']}" for t in traces),
+                *(f"serial: {path}" for path in serial_files),
+            ]
         )
     properties = {"file": str(scenario.path), "simulated_s": f"{simulated:.3f}"}
     return SuiteResult(scenario.name, wall, cases, system_out=out, properties=properties)

@@ -17,8 +17,9 @@ run's fault proxies.
 
 from __future__ import annotations
 
+import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ from hil_bringup.core.serial_port import SerialPort
 from hil_bringup.graph_runner import GraphRunner
 from hil_common.errors import HilError
 from hil_sim.core.world import Pose
+from hil_testing.core.checks import SerialText, compile_pattern
 from hil_testing.core.goto import GotoGains, GotoGoal, GotoResult, GotoRun
 from hil_testing.core.step_test import StepPlan, StepResult, StepRun
 from hil_testing.errors import HilTestingError
@@ -70,11 +72,12 @@ class HilSession:
         #: Gives the twist fed to the loop at each of its frames; None: no cmd_vel at all.
         self.twist_source: TwistSource | None = None
         self._commands: deque[str] = deque()
+        self._serials: dict[int, SessionSerial] = {}
         try:
             if start is not None:
                 self.runner.sim.sim.teleport(0, start)
             if self.runner.chains[0].loop is not None:
-                self.runner.loop.telemetry_taps.append(self._on_telemetry)
+                self.runner.loop.telemetry_lists.connect(self._on_telemetry)
             self.runner.input_feeds.append(self._feed)
             self.runner.start()
         except BaseException:
@@ -108,14 +111,32 @@ class HilSession:
         return float(left) / gear, float(right) / gear
 
     @property
-    def serial(self) -> SerialPort | None:
-        """Brain none: robot 0's command UART, your program's end of it, taken at the period.
+    def serial(self) -> SessionSerial | None:
+        """Brain none: robot 0's command UART, your program's end of it (:class:`SessionSerial`).
 
-        ``write(bytes)`` reaches the firmware in the next period, ``read()`` returns what it
-        sent up to the last one (:class:`hil_bringup.core.serial_port.SerialPort`). None
-        with a control loop (the loop owns the UART).
+        ``write()`` reaches the firmware in the next period, ``read()`` returns what it sent
+        up to the last one, ``read_until(pattern, timeout=)`` steps the run until it has
+        sent a match. None with a control loop (the loop owns the UART).
         """
-        return self.runner.serial
+        if self.runner.serial is None:
+            return None
+        return self.serial_port(self.runner.options.profile(0).command.uart)
+
+    def serial_port(self, uart: int) -> SessionSerial:
+        """Robot 0's UART ``uart`` (the command UART with brain none; the profile's others in simavr).
+
+        Raises:
+            HilTestingError: the run has no port of that UART (naming those it has).
+        """
+        ports = self.runner.serial_ports(0)
+        if uart not in ports:
+            known = ", ".join(map(str, ports)) or "none"
+            raise HilTestingError(
+                f"serial_port: this run has no serial port of UART {uart} (it has: {known})"
+            )
+        if uart not in self._serials or self._serials[uart].port is not ports[uart]:
+            self._serials[uart] = SessionSerial(self, ports[uart], uart)
+        return self._serials[uart]
 
     @property
     def failsafes(self) -> list[str]:
@@ -178,6 +199,32 @@ class HilSession:
     def command(self, text: str) -> None:
         """Send ``text`` on robotCommand (``STOP``, ``GO``, ``AUTO boards``...) at the next frame."""
         self._commands.append(text)
+
+    def set(
+        self,
+        device: str,
+        value: float | Mapping[str, float],
+        *,
+        for_: float | None = None,
+        signal: str = "",
+        robot: int = 0,
+    ) -> None:
+        """A user sets a device of the robot from the next period: press a button, turn a knob...
+
+        ``hil.set("start_button", 1, for_=0.2)`` presses a button for 0.2 s;
+        ``hil.set("mode", 1.2)`` puts an analog input at 1.2 V; ``hil.set("remote",
+        {"address": 0, "command": 0x45})`` presses an IR remote's key; a sensor's output
+        to the MCU is held (``hil.set("bumper_left", 1)``; ``signal`` names one of several).
+        The simulator takes it at the start of the next period
+        (:meth:`hil_sim.sim_node.SimNode.set_device`).
+
+        Raises:
+            HilTestingError: no such device or signal, or a value it does not take.
+        """
+        try:
+            self.runner.sim.set_device(robot, device, value, seconds=for_, signal=signal)
+        except HilError as exc:
+            raise HilTestingError(f"set: {exc}") from None
 
     def _feed(self, now: float) -> None:
         for hook in self.input_hooks:
@@ -335,3 +382,81 @@ class HilSession:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+class SessionSerial:
+    r"""A UART of the session's robot as your program sees it, in lockstep (simulated time).
+
+    ``write(b"o 100 100\r")`` (bytes, or text of one-byte characters) reaches the MCU in
+    the next period; ``read()`` returns the bytes it sent so far and not read yet;
+    ``read_until(pattern, timeout=)`` steps the session until the text not read yet
+    matches ``pattern`` (a regex, ``^``/``$`` at line ends; ``\r\n`` and ``\r`` read as
+    ``\n``) and returns the match, taking the text up to its end.
+    """
+
+    def __init__(self, session: HilSession, port: SerialPort, uart: int) -> None:
+        self.session = session
+        self.port = port
+        self.uart = uart
+        self._unread = bytearray()
+
+    @property
+    def baud(self) -> int:
+        """The firmware's baud rate on it."""
+        return self.port.baud
+
+    @property
+    def path(self) -> str:
+        """The pty's path."""
+        return self.port.path
+
+    def write(self, data: bytes | str) -> None:
+        """Queue ``data`` for the firmware (text: one byte a character, U+0000..U+00FF)."""
+        self.port.write(data.encode("latin-1") if isinstance(data, str) else bytes(data))
+
+    def read(self) -> bytes:
+        """What the firmware sent up to the last period and was not read yet."""
+        data = bytes(self._unread) + self.port.read()
+        self._unread.clear()
+        return data
+
+    def read_until(self, pattern: str | re.Pattern[str], *, timeout: float) -> re.Match[str]:
+        """Step until what the firmware sent (not read yet) matches ``pattern``; the match.
+
+        The text up to the match's end counts as read.
+
+        Raises:
+            HilTestingError: no match within ``timeout`` simulated seconds (naming the
+                pattern and the text that came); nothing is taken then.
+        """
+        regex = compile_pattern(pattern) if isinstance(pattern, str) else pattern
+        start = self.session.time
+        while True:
+            self._unread += self.port.read()
+            text = SerialText()
+            text.add(self._unread.decode("latin-1"))
+            found = text.search(regex)
+            if found is not None:
+                raw_end = _raw_end(self._unread, found.end())
+                del self._unread[:raw_end]
+                return found
+            if self.session.time - start >= timeout - 1e-9:
+                tail = text.text[-120:]
+                raise HilTestingError(
+                    f"read_until: /{regex.pattern}/ not sent within {timeout:g} s of simulated time"
+                    f" on UART {self.uart}; unread: {tail!r}"
+                )
+            self.session.advance()
+
+
+def _raw_end(raw: bytes | bytearray, end: int) -> int:
+    r"""Where in ``raw`` the normalised text's first ``end`` characters end (\r\n and \r count as \n)."""
+    text = SerialText()
+    for k in range(len(raw)):
+        text.add(raw[k : k + 1].decode("latin-1"))
+        if len(text.text) >= end:
+            # A \r ending here may still be followed by the \n of its pair: take that too.
+            if raw[k : k + 1] == b"\r" and raw[k + 1 : k + 2] == b"\n":
+                return k + 2
+            return k + 1
+    return len(raw)

@@ -237,6 +237,7 @@ def test_exit_status_is_0_only_when_every_planned_assertion_passed(
 
 GOOD = "duration: 5\nassertions: [{no_failsafe: {}}]\n"
 ONE = "duration: 5\nassertions: "  # and the one assertion
+RAB = "robot: rab_style\nmcu: simavr\nworld: empty\n"
 BAD_WORLD = {"w.yaml": "arena: {width: 1e300}\n"}
 NOT_AN_ELF = {"fw.elf": "#!/bin/sh\n"}
 MJCF = {
@@ -258,6 +259,11 @@ CHECKED = [
     ("world: empty\n" + ONE + "[{boards_down: {count: 9, by: 5}}]\n", {}, 2, "boards_down.count: 9 boards"),
     ("seed: 3000000000\n" + GOOD, {}, 2, "s.yaml: seed: 3000000000 is above its maximum 2147483647"),
     ("world: w.yaml\n" + GOOD, MJCF, 2, "s.yaml: sim: MJCF world {dir}/a.xml: only physics 'mujoco' reads"),
+    # the steps for firmware on its own protocol (issue 23, item 4)
+    (RAB + "timeline: [{at: 1, serial: {sned: e}}]\n" + GOOD, {}, 2, "s.yaml: timeline[0].serial: unknown"),
+    (RAB + "timeline: [{at: 1, set: {device: x, value: 1}}]\n" + GOOD, {}, 2, "timeline[0].set.device:"),
+    (RAB + ONE + "[{serial: {expect: '(', by: 1}}]\n", {}, 2, "s.yaml: assertions[0].serial.expect: not a"),
+    (RAB + ONE + "[{pin: {name: motor_left.x, max: 1}}]\n", {}, 2, "s.yaml: assertions[0].pin.name: 'motor_"),
 ]
 # fmt: on
 
@@ -321,3 +327,62 @@ def test_a_scenarios_picture_gets_each_verdict_with_the_signals_its_check_read()
     assert (first.label, first.verdict, list(first.series)) == ("the run completes", "ERROR", [])
     assert (second.label, second.verdict, second.span) == ("all boards down by 10 s", "PASS", (0.0, 1.0))
     assert [s.name for s in second.series] == ["boards down"]
+
+
+RAB_COMMANDS = Path(__file__).resolve().parents[2] / "hil_robots" / "robots" / "rab_style" / "scenarios"
+
+
+@pytest.mark.ros
+def test_a_serial_scenario_run_twice_in_lockstep_gives_the_same_verdicts_times_and_text(
+    tmp_path: Path,
+) -> None:
+    """Serial steps and assertions are deterministic in lockstep (issue 23, item 4)."""
+    text = (RAB_COMMANDS / "commands.yaml").read_text()
+    text += (
+        "  - {pin: {name: motor_left.in1, min: 590, max: 610, during: [1, 2]}}\n"  # o 150: 150/255 of 1024
+    )
+    for name in ("first", "second"):
+        (tmp_path / f"{name}.yaml").write_text(
+            text.replace("robot: rab_style", f"name: {name}\nrobot: rab_style")
+        )
+    result = hil_scenario(
+        "run", str(tmp_path / "first.yaml"), str(tmp_path / "second.yaml"), "--out", str(tmp_path / "out")
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    cases: dict[str, list[str]] = {"first": [], "second": []}
+    current = ""
+    for line in result.stdout.splitlines():
+        if line.startswith(("PASS ", "FAIL ", "ERROR ")):
+            current = line.split()[1]
+        elif line.startswith("  ") and current in cases and " s simulated)" in line:
+            cases[current].append(line)
+    assert len(cases["first"]) == 10 and cases["first"] == cases["second"]
+    assert any("'5982 5984' at 2.005 s" in line for line in cases["first"])
+    metrics = json.loads((tmp_path / "out" / "first" / "metrics.json").read_text())
+    counts = next(a for a in metrics["scenario"]["assertions"] if "during [2, 2.05]" in a["name"])
+    assert counts["events"] == [{"start_s": 2.005, "end_s": 2.005, "text": "5982 5984"}]  # what matched, when
+    transcripts = [(tmp_path / "out" / name / "serial_uart0.log").read_bytes() for name in cases]
+    assert transcripts[0] == transcripts[1] and transcripts[0].startswith(b"OK\r\n")
+
+
+STATUS_PANEL = Path(__file__).resolve().parents[2] / "hil_robots" / "robots" / "status_panel"
+
+
+@pytest.mark.ros
+def test_user_inputs_and_outputs_and_core_edges_pass_in_lockstep_on_a_firmware(tmp_path: Path) -> None:
+    """Issue 27, items 5-7, from scenario files on the status_panel sketch in simavr.
+
+    panel.yaml: a knob on A7, a bouncing button and an NEC key set from the timeline;
+    the prints, the tone() and the WS2812 colours asserted. motor_pins.yaml:
+    analogWrite outside 0..255, a pin switched PWM <-> digital, both L298 inputs high.
+    """
+    result = hil_scenario("run", str(STATUS_PANEL / "scenarios"), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "PASS panel (" in result.stdout and "PASS motor_pins (" in result.stdout
+    metrics = json.loads((tmp_path / "panel" / "metrics.json").read_text())
+    events = {a["name"]: a.get("events") for a in metrics["scenario"]["assertions"]}
+    tone = next(e for name, e in events.items() if name.startswith("buzzer sounds"))
+    assert tone is not None and [t["text"] for t in tone] == ["880 Hz"]
+    assert round(tone[0]["end_s"] - tone[0]["start_s"], 3) == 0.1  # tone(8, 880, 100)
+    colours = next(e for name, e in events.items() if name.startswith("strip[0] shows (255, 0, 0)"))
+    assert colours is not None and colours[-1]["text"] == "(255, 0, 0)"

@@ -104,6 +104,24 @@ def test_a_session_on_a_robot_with_brain_none_has_its_serial_port(tmp_path: Path
 
 
 @pytest.mark.ros
+def test_serial_read_until_steps_the_run_until_the_firmware_answers(tmp_path: Path) -> None:
+    options, _ = session_options({"robot": "rab_style", "mcu": "simavr", "world": "empty"}, base=tmp_path)
+    with HilSession(options) as hil:
+        assert hil.serial is not None
+        hil.serial.write("o 150 150\r")  # text: one byte a character
+        assert hil.serial.read_until(r"^OK$", timeout=0.5).group(0) == "OK"
+        start = hil.time
+        hil.run(1.0)
+        hil.serial.write(b"e\r")
+        counts = hil.serial.read_until(r"^(\d+) (\d+)$", timeout=0.5)
+        assert 0.0 < hil.time - start - 1.0 <= 0.1  # stepped only until the answer came
+        assert int(counts.group(1)) > 2000 and int(counts.group(2)) > 2000  # the wheels turned
+        assert hil.serial.read() == b"\r\n"  # taken up to the match's end: its line end is left
+        with pytest.raises(HilError, match=r"read_until: /never/ not sent within 0.2 s .* on UART 0"):
+            hil.serial.read_until("never", timeout=0.2)
+
+
+@pytest.mark.ros
 def test_inject_fault_on_a_run_without_fault_proxies_says_how_to_get_them(tmp_path: Path) -> None:
     options, _ = session_options({"world": "empty"}, base=tmp_path)
     with HilSession(options) as hil:

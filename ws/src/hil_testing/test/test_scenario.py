@@ -21,11 +21,18 @@ from hil_testing.core.checks import (
     GotoCheck,
     Inside,
     Judged,
+    LedShows,
     NoFailsafe,
     Observation,
     Region,
     RttBelow,
+    SerialExpect,
+    SerialForbid,
+    SerialText,
     TaskDone,
+    ToneHeard,
+    Verdict,
+    compile_pattern,
 )
 from hil_testing.core.goto import GotoGoal, GotoResult
 from hil_testing.core.junit import CaseResult, SuiteResult, junit_xml, write_junit
@@ -35,6 +42,8 @@ from hil_testing.core.scenario import (
     EndFault,
     Fault,
     Goto,
+    SerialSend,
+    SetDevice,
     StationCommand,
     Timeline,
     load_scenario,
@@ -292,6 +301,236 @@ def test_world_names_and_paths_resolve(tmp_path: Path) -> None:
     assert resolve_world("demo", base=tmp_path, source="x").endswith("worlds/demo.yaml")
     (tmp_path / "mine.yaml").write_text("arena: {width: 2, height: 2}\n")
     assert resolve_world("mine.yaml", base=tmp_path, source="x") == str(tmp_path / "mine.yaml")
+
+
+# --- steps for firmware on its own protocol, and for the devices a user sets ---------------------
+
+#: A robot with every device a user sets or checks (a Nano: A7), brain none: the scenario owns UART 0.
+GADGETS = """\
+name: gadgets
+board: nano
+firmware: {sketch: fw}
+serial: [{uart: 0, baud: 9600, role: command}]
+brain: none
+body: {wheel_radius: 0.033, track: 0.14, mass: 0.8, footprint: {radius: 0.09}, height: 0.06}
+devices:
+  - {name: motor_left, type: l298n, pins: {ena: 5, in1: 7, in2: 8}, params: {wheel: left}}
+  - {name: motor_right, type: l298n, pins: {ena: 6, in1: 9, in2: 10}, params: {wheel: right}}
+  - {name: start, type: push_button, pins: {contact: 2}}
+  - {name: mode, type: analog_input, pins: {out: A7}}
+  - {name: remote, type: ir_receiver_nec, pins: {out: 3}}
+  - {name: bumper, type: limit_switch, pins: {pressed: 12}, pose: {x: 0.08, y: 0.0, z: 0.04}}
+  - {name: buzzer, type: buzzer, pins: {signal: 4}}
+  - {name: strip, type: ws2812, pins: {din: 11}}
+"""
+GADGET = "robot: gadgets\nworld: empty\nduration: 5\n"
+STEP = GADGET + "assertions: [{no_failsafe: {}}]\ntimeline:\n  - "
+CHECK = GADGET + "assertions:\n  - "
+RAB = "robot: rab_style\nmcu: simavr\nworld: empty\nduration: 5\n"
+
+
+@pytest.fixture
+def gadgets(tmp_path: Path) -> Path:
+    """The gadgets robot's folder beside the scenario files (``robot: gadgets``)."""
+    folder = tmp_path / "gadgets"
+    (folder / "fw").mkdir(parents=True)
+    (folder / "fw" / "fw.ino").write_text("void setup() {}\nvoid loop() {}\n")
+    (folder / "robot.yaml").write_text(GADGETS)
+    return folder
+
+
+def test_serial_and_set_steps_and_robot_assertions_read(tmp_path: Path, gadgets: Path) -> None:
+    text = GADGET + (
+        "timeline:\n"
+        "  - {at: 0.5, set: {device: start, value: 1, for: 0.2}}\n"
+        "  - {at: 1, set: {device: mode, value: 1.2}}\n"
+        "  - {at: 1.5, set: {device: remote, value: {address: 0, command: 69}}}\n"
+        "  - {at: 1.8, set: {device: bumper, value: 1, for: 0.2}}\n"
+        '  - {at: 2, serial: {send: "o 100 100\\r"}}\n'
+        "assertions:\n"
+        "  - {serial: {expect: '^OK$', by: 2.5}}\n"
+        "  - {serial: {forbid: Invalid, during: [2, 5]}}\n"
+        "  - {pin: {name: motor_left.enable, min: 0, max: 255, during: [1, 2]}}\n"
+        "  - {pin: {name: motor_left.ena, min: 0, max: 255, during: [1, 2]}}\n"
+        "  - {sensor: {device: bumper, signal: pressed, max: 0, during: [0, 1]}}\n"
+        "  - {tone: {device: buzzer, frequency: [400, 500], duration: [0.1, 0.3]}}\n"
+        "  - {led: {device: strip, index: 1, colour: [255, 0, 0], tolerance: 2, by: 3}}\n"
+    )
+    scenario = load_scenario(write(tmp_path, text))
+    assert scenario.events == (
+        SetDevice(0.5, "start", 1.0, 0.2),
+        SetDevice(1.0, "mode", 1.2),
+        SetDevice(1.5, "remote", {"address": 0.0, "command": 69.0}),
+        SetDevice(1.8, "bumper", 1.0, 0.2, "pressed"),
+        SerialSend(2.0, b"o 100 100\r", 0),
+    )
+    checks = scenario.checks()
+    assert [c.label for c in checks] == [
+        "serial shows /^OK$/ by 2.5 s",
+        "serial never shows /Invalid/ during [2, 5] s",
+        "pin motor_left.enable in [0, 255] during [1, 2] s",
+        "pin motor_left.ena in [0, 255] during [1, 2] s",
+        "sensor bumper.pressed in [-inf, 0] during [0, 1] s",
+        "buzzer sounds 400..500 Hz for 0.1..0.3 s over the run",
+        "strip[1] shows (255, 0, 0) +-2 by 3 s",
+    ]
+    assert checks[2].reads == checks[3].reads == ("input:motor_left.enable",)  # type: ignore[attr-defined]
+    assert scenario.uarts == (0,)
+
+
+# fmt: off
+#: (scenario text, words after "<file>: "): a bad step or robot assertion names its field.
+BAD_STEPS = [
+    (RAB + "timeline: [{at: 1, serial: {send: ''}}]\n" + REST, "timeline[0].serial.send: empty"),
+    (RAB + "timeline: [{at: 1, serial: {sned: e}}]\n" + REST, "timeline[0].serial: unknown field(s) sned"),
+    (RAB + "timeline: [{at: 1, serial: {send: e, uart: 3}}]\n" + REST,
+     "timeline[0].serial.uart: 3 is not a UART of robot rab_style (its UARTs: 0 (command))"),
+    (RAB + "timeline: [{at: 1, serial: {send: '€'}}]\n" + REST,
+     "timeline[0].serial.send: one byte a character"),
+    ("timeline: [{at: 1, serial: {send: e}}]\n" + MINIMAL,
+     "timeline[0].serial.uart: UART 0 is the command UART, which the control loop owns"),
+    (RAB + "timeline: [{at: 1, serial: e}]\n" + REST, "timeline[0].serial: expected a mapping"),
+    (RAB + "timeline: [{at: 9, serial: {send: e}}]\n" + REST, "timeline[0].at = 9 is after the duration 5"),
+    (STEP + "{at: 1, set: {device: nope, value: 1}}\n",
+     "timeline[0].set.device: robot gadgets has no device 'nope' (its devices: motor_left"),
+    (STEP + "{at: 1, set: {device: start, valu: 1}}\n", "timeline[0].set: unknown field(s) valu"),
+    (STEP + "{at: 1, set: {device: start}}\n", "timeline[0].set.value: missing"),
+    (STEP + "{at: 1, set: {device: start, value: 1, for: 0}}\n", "timeline[0].set.for: 0.0: a hold lasts"),
+    (STEP + "{at: 1, set: {device: start, value: 1, for: -1}}\n", "timeline[0].set.for: -1 is below 0"),
+    (STEP + "{at: 1, set: {device: start, value: on}}\n", "timeline[0].set.value:"),
+    (STEP + "{at: 1, set: {device: bumper, value: 7}}\n",
+     "timeline[0].set.value: 7 is outside bumper.pressed"),
+    (STEP + "{at: 1, set: {device: bumper, value: 1, signal: x}}\n", "timeline[0].set.signal:"),
+    (STEP + "{at: 1, set: {device: remote, value: {address: 0, command: 1}, for: 1}}\n",
+     "timeline[0].set.for: an IR remote's press is an event"),
+    (STEP + "{at: 1, set: {device: buzzer, value: 1}}\n", "timeline[0].set.value:"),
+    (RAB + "assertions: [{serial: {expect: '(', by: 1}}]\n",
+     "assertions[0].serial.expect: not a regular expression"),
+    (RAB + "assertions: [{serial: {expect: '', by: 1}}]\n", "assertions[0].serial.expect: empty pattern"),
+    (RAB + "assertions: [{serial: {expect: OK}}]\n", "assertions[0].serial: give by or during (got none)"),
+    (RAB + "assertions: [{serial: {expect: OK, by: 9}}]\n", "assertions[0].serial: looks at 9 s, after the"),
+    (RAB + "assertions: [{serial: {expect: OK, forbid: x, by: 1}}]\n",
+     "assertions[0].serial: expected exactly one of expect, forbid"),
+    (RAB + "assertions: [{serial: {forbid: x, by: 1}}]\n", "assertions[0].serial: unknown field(s) by"),
+    (RAB + "assertions: [{pin: {name: motor_left.enable, max: 1}}]\n",
+     "assertions[0].pin.name: 'motor_left.enable' is tied in the profile"),
+    (RAB + "assertions: [{pin: {name: motor_left.in1}}]\n", "assertions[0].pin: give min, max or both"),
+    (CHECK + "{pin: {name: motor_left.speed, max: 1}}\n",
+     "assertions[0].pin.name: 'motor_left.speed': not a signal the MCU drives on the link (those: motor_l"),
+    (CHECK + "{pin: {name: wheel, max: 1}}\n",
+     "assertions[0].pin.name: 'wheel' is not <device>.<signal or pin>"),
+    (CHECK + "{sensor: {device: sonar, signal: distance, min: 0}}\n",
+     "assertions[0].sensor.device: robot gadgets has no device 'sonar'"),
+    (CHECK + "{sensor: {device: bumper, signal: bogus, min: 0}}\n",
+     "assertions[0].sensor.signal: 'bogus' is not an output of bumper"),
+    (CHECK + "{tone: {device: bumper, frequency: [1, 2]}}\n",
+     "assertions[0].tone.device: bumper is a bumper, not a buzzer"),
+    (CHECK + "{tone: {device: buzzer}}\n", "assertions[0].tone.frequency: expected [low, high] Hz"),
+    (CHECK + "{led: {device: strip, index: 8, colour: [0, 0, 0], by: 1}}\n",
+     "assertions[0].led.index: 8: strip has LEDs 0..7"),
+    (CHECK + "{led: {device: strip, colour: [0, 0, 256], by: 1}}\n",
+     "assertions[0].led.colour: expected [r, g, b], each 0..255"),
+    (CHECK + "{led: {device: strip, colour: [0, 0, 0]}}\n", "assertions[0].led: give during or by"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_STEPS)
+def test_a_bad_step_or_robot_assertion_is_refused_naming_the_file_and_the_field(
+    tmp_path: Path, gadgets: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(HilError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"{path}: {message}"), str(info.value)
+
+
+def serial_obs(t: float, text: str = "", **values: float) -> Observation:
+    return obs(t, serial={0: text} if text else {}, values=values)
+
+
+def test_serial_text_makes_line_ends_newlines_across_arrivals() -> None:
+    text = SerialText()
+    for chunk in ("OK\r", "\n12 ", "34\r", "ready\r\n"):
+        text.add(chunk)
+    assert text.text == "OK\n12 34\nready\n"
+    found = text.search(compile_pattern(r"^\d+ \d+$"))  # it came in two pieces
+    assert found is not None and found.group(0) == "12 34"
+
+
+def test_serial_expect_matches_across_periods_in_its_window_only() -> None:
+    check = SerialExpect(label="e", pattern=compile_pattern(r"^12 34$"), uart=0, during=(1.0, 2.0))
+    check.observe(serial_obs(0.5, "12 34\r\n"))  # before the window: not taken
+    check.observe(serial_obs(1.0, "12 "))
+    assert not check.decided()
+    check.observe(serial_obs(1.1, "34\r\n"))
+    assert check.decided() and check.verdict(serial_obs(1.1)).passed
+    assert check.verdict(serial_obs(1.1)).detail == "'12 34' at 1.100 s"
+    late = SerialExpect(label="e", pattern=compile_pattern("OK"), uart=0, during=(0.0, 1.0))
+    late.observe(serial_obs(0.5, "no\r\n"))
+    late.observe(serial_obs(1.5, "OK\r\n"))
+    assert late.decided() and late.verdict(serial_obs(1.5)) == Verdict(
+        False, "no match; the last text: 'no\\n'"
+    )
+
+
+def test_serial_forbid_fails_at_the_forbidden_text_and_passes_without_it() -> None:
+    check = SerialForbid(label="f", pattern=compile_pattern("Invalid"), uart=0, during=None)
+    check.observe(serial_obs(0.5, "OK\r\n"))
+    assert not check.decided()
+    check.observe(serial_obs(0.6, "Invalid Command\r\n"))
+    assert check.decided() and check.verdict(serial_obs(0.6)) == Verdict(False, "'Invalid' at 0.600 s")
+    quiet = SerialForbid(label="f", pattern=compile_pattern("Invalid"), uart=0, during=(0.0, 1.0))
+    quiet.observe(serial_obs(1.5, "Invalid\r\n"))  # after its window
+    assert quiet.decided() and quiet.verdict(serial_obs(1.5)).passed
+
+
+def buzzing(check: Check, frequencies: list[tuple[float, float]]) -> None:
+    for t, hz in frequencies:
+        check.observe(obs(t, values={"input:buzzer.frequency": hz}))
+
+
+def test_a_tone_is_judged_by_its_frequency_and_duration_and_reported() -> None:
+    tones = [(0.0, 0.0), (0.5, 440.0), (0.6, 442.0), (0.7, 440.0), (0.8, 0.0), (1.0, 1000.0), (1.5, 0.0)]
+    check = ToneHeard(label="t", read="input:buzzer.frequency", frequency=(430, 450), duration=(0.25, 0.35))
+    buzzing(check, tones)
+    assert check.decided() and check.verdict(obs(1.5)) == Verdict(True, "440 Hz from 0.500 s for 0.300 s")
+    assert [e.text for e in check.events()] == ["440 Hz", "1000 Hz"]
+    assert check.series()[0].unit == "Hz" and list(check.series()[0].values) == [t[1] for t in tones]
+    short = ToneHeard(label="t", read="input:buzzer.frequency", frequency=(900, 1100), duration=(1.0, 2.0))
+    buzzing(short, tones)
+    assert not short.verdict(obs(1.5)).passed
+    assert (
+        short.verdict(obs(1.5)).detail == "tones: 440 Hz at 0.50 s for 0.300 s, 1000 Hz at 1.00 s for 0.500 s"
+    )
+
+
+def test_an_led_colour_is_judged_by_a_deadline_or_throughout_a_window() -> None:
+    channels = ("input:strip.led1_r", "input:strip.led1_g", "input:strip.led1_b")
+
+    def shown(t: float, rgb: tuple[float, float, float]) -> Observation:
+        return obs(t, values=dict(zip(channels, rgb, strict=True)))
+
+    by = LedShows(label="l", channels=channels, colour=(255.0, 0.0, 0.0), tolerance=2.0, by=1.0)
+    by.observe(shown(0.5, (0, 0, 0)))
+    assert not by.decided()
+    by.observe(shown(0.9, (254, 1, 0)))
+    assert by.decided() and by.verdict(shown(0.9, (0, 0, 0))) == Verdict(True, "at 0.900 s")
+    during = LedShows(label="l", channels=channels, colour=(0.0, 0.0, 255.0), during=(1.0, 2.0))
+    during.observe(shown(1.0, (0, 0, 255)))
+    during.observe(shown(1.5, (0, 10, 255)))
+    assert during.decided() and during.verdict(shown(1.5, (0, 0, 0))) == Verdict(
+        False, "(0, 10, 255) at 1.500 s"
+    )
+    assert [(e.start, e.text) for e in during.events()] == [(1.0, "(0, 0, 255)"), (1.5, "(0, 10, 255)")]
+
+
+def test_a_pin_or_sensor_assertion_bounds_the_value_it_reads() -> None:
+    check = Bounded(label="p", minimum=0, maximum=100, during=(1.0, 2.0), read="input:motor_left.enable")
+    for t, duty in ((0.5, 255.0), (1.0, 80.0), (1.5, 120.0)):
+        check.observe(obs(t, values={"input:motor_left.enable": duty}))
+    assert check.verdict(obs(1.5)) == Verdict(False, "120 at 1.50 s")
+    assert check.series()[0].name == "input:motor_left.enable"
 
 
 # --- the timeline -------------------------------------------------------------------------------

@@ -13,6 +13,11 @@ commands zero while the MCU is not heard, and reopens the port with backoff. On
 ``use_sim_time`` it reads the simulated clock every frame: a clock that has not moved
 for ``clock_timeout`` (the world is gone) holds the motors at zero (failsafe
 ``clock``) and is an ERROR in diagnostics, until it moves again.
+
+The node is a :class:`~hil_common.core.stepping.Stepped` part: its frame thread in
+real time, the frames due in lockstep (:meth:`ControlLoopNode.advance_to`). In one
+process the operator inputs it takes and the telemetry it decodes are also handed on
+by call (:attr:`ControlLoopNode.inputs_taken`, :attr:`ControlLoopNode.telemetry_lists`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +42,8 @@ from hil_bridge.wire_tap import WireTap
 from hil_common import qos
 from hil_common.core.loop_timing import DeadlineScheduler, LoopStats
 from hil_common.core.param_spec import ParamSpec
+from hil_common.core.ports import OutPort
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
@@ -145,7 +151,8 @@ class ControlLoopNode(Node):
         super().__init__(NODE_NAME, **node_options)
         params = declare_parameters(self, PARAMETERS)
         #: Time source of the loop: the wall clock, or simulated time in lockstep.
-        self.clock: Callable[[], float] = time.monotonic
+        self.clock: SimulatedClock = time.monotonic
+        self._running_time = RunningTime()
         if params.as_float("mcu_heartbeat_timeout") <= params.as_float("mcu_heartbeat_period"):
             raise RobotControlError(
                 f"{NODE_NAME}: mcu_heartbeat_timeout must be longer than mcu_heartbeat_period"
@@ -204,7 +211,7 @@ class ControlLoopNode(Node):
 
         self.telemetry = self.create_publisher(TelemetryMsg, "telemetry", qos.PUBLISHER)
         self.link_status = self.create_publisher(LinkStatus, "hil/link", qos.PUBLISHER)
-        self.diagnostics = self.create_publisher(DiagnosticArray, "diagnostics", qos.PUBLISHER)
+        self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self.station_out = self.create_publisher(String, "robotCommand", qos.PUBLISHER)
         self.wire = WireTap(self, "command", lines=True)
         self.cmd_vel_topic = self.create_subscription(
@@ -213,12 +220,12 @@ class ControlLoopNode(Node):
         self.command_topic = self.create_subscription(
             String, "robotCommand", self.on_robot_command, qos.COMMAND
         ).topic_name
-        #: Called with (topic, message) for every operator input as the loop takes it: the
-        #: one-process runner records inputs here, so a replay sees exactly what the loop saw.
-        self.input_taps: list[Callable[[str, Any], None]] = []
-        #: Called with every telemetry list as it is published: the lockstep test session
-        #: reads telemetry here, without a DDS subscription of its own.
-        self.telemetry_taps: list[Callable[[Telemetry], None]] = []
+        #: Every operator input as the loop takes it, as (topic, message): the one-process
+        #: runner records inputs here, so a replay sees exactly what the loop saw.
+        self.inputs_taken: OutPort[[str, Any]] = OutPort()
+        #: Every telemetry list as it is published: the lockstep test session reads
+        #: telemetry here, without a DDS subscription of its own.
+        self.telemetry_lists: OutPort[[Telemetry]] = OutPort()
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="control-loop", stopping=self._stop)
         self.get_logger().info(
@@ -234,23 +241,24 @@ class ControlLoopNode(Node):
         return loop
 
     def start(self) -> None:
-        """Start the port reader and the frame thread."""
+        """Real time: start the port reader and the frame thread."""
         self.reader.start()
         self._thread.start()
 
-    def use_clock(self, clock: Callable[[], float]) -> None:
-        """Run on another time source (lockstep, driven by :meth:`tick`): a fresh loop at its time.
+    def follow(self, clock: SimulatedClock) -> None:
+        """Lockstep: run on ``clock`` (frames by :meth:`advance_to`): a fresh loop at its time.
 
         That clock is the simulated one and moves only as the loop is stepped: no
-        ``clock`` failsafe.
+        ``clock`` failsafe. The port's reopen backoff runs on it too.
         """
-        self.clock = clock
+        self._running_time = running = RunningTime()
+        self.clock = lambda: running.at(clock())  # cmd_vel and station commands on the loop's time
         self.sim_clock = None
+        self.link.use_clock(clock)
         self._config = replace(self._config, clock_timeout=None)
         with self.lock:
             self.loop = self._new_loop()
-        self.next_frame = clock()
-        self.next_report = clock()
+        self.next_frame = self.next_report = self.clock()
 
     def stop(self) -> None:
         """Stop the frame thread, leave the motors at zero, close the port (again: nothing).
@@ -272,15 +280,13 @@ class ControlLoopNode(Node):
 
     def on_cmd_vel(self, message: Twist) -> None:
         """Latest velocity command."""
-        for tap in self.input_taps:
-            tap(self.cmd_vel_topic, message)
+        self.inputs_taken.send(self.cmd_vel_topic, message)
         with self.lock:
             self.loop.cmd_vel(message.linear.x, message.angular.z, self.clock())
 
     def on_robot_command(self, message: String) -> None:
         """A station command: echo heartbeats, log the rest."""
-        for tap in self.input_taps:
-            tap(self.command_topic, message)
+        self.inputs_taken.send(self.command_topic, message)
         with self.lock:
             result = self.loop.station(message.data, self.clock())
         if result.echo is not None:
@@ -299,18 +305,24 @@ class ControlLoopNode(Node):
         while not self._stop.is_set():
             tick = scheduler.wait()
             reading = self.sim_clock.reading() if self.sim_clock is not None else None
-            self.tick(tick.woke, self.reader.take(), sim_time=reading)
+            self._frame(tick.woke, self.reader.take(), sim_time=reading)
             self.stats.record(tick, time.monotonic() - tick.woke)
 
-    def step_lockstep(self, now: float) -> None:
-        """Run every frame due by ``now`` (simulated time; no threads, the port polled)."""
+    def advance_to(self, t: float) -> None:
+        """Lockstep: every frame due by simulated time ``t`` (no threads, the port polled).
+
+        The loop's time runs on across a world reset (:class:`RunningTime`).
+        """
+        now = self._running_time.at(t)
         while self.next_frame <= now:
             frame_time = self.next_frame
             data = self.link.poll()
-            self.tick(frame_time, [(frame_time, data)] if data else [])
+            self._frame(frame_time, [(frame_time, data)] if data else [])
             self.next_frame += self.period
 
-    def tick(self, now: float, received: list[tuple[float, bytes]], *, sim_time: float | None = None) -> None:
+    def _frame(
+        self, now: float, received: list[tuple[float, bytes]], *, sim_time: float | None = None
+    ) -> None:
         """One frame: the loop's logic on what arrived, then write, publish and log.
 
         ``sim_time``: the simulated clock's reading now (a loop on ``use_sim_time``).
@@ -351,8 +363,7 @@ class ControlLoopNode(Node):
 
     def publish_telemetry(self, telemetry: Telemetry) -> None:
         """One TLn line as hil_msgs/Telemetry."""
-        for tap in self.telemetry_taps:
-            tap(telemetry)
+        self.telemetry_lists.send(telemetry)
         message = TelemetryMsg(
             list_id=telemetry.list_id,
             field_names=list(telemetry.names),

@@ -6,9 +6,10 @@ both ways through a :class:`~hil_bridge.core.faults.FaultChannel` each. Whoever
 opened ``upstream`` directly now opens ``link`` instead and sees a line that drops,
 corrupts, duplicates and delays bytes, and runs at the configured baud rate.
 
-It runs in a thread of its own (:meth:`start`), or is stepped on simulated time
-(:meth:`step`, the runner's lockstep), reconnects to ``upstream`` when that goes away
-(the MCU restarts), and is off unless a test or a launch argument starts it. An
+It is a :class:`~hil_common.core.stepping.Stepped` part: it runs in a thread of its
+own (:meth:`start`), or is stepped on simulated time (:meth:`follow`,
+:meth:`advance_to`: the runner's lockstep), reconnects to ``upstream`` when that goes
+away (the MCU restarts), and is off unless a test or a launch argument starts it. An
 observer per direction (a message tally) learns which bytes were damaged.
 """
 
@@ -27,6 +28,7 @@ import numpy as np
 from hil_bridge.core.faults import ByteObserver, FaultChannel, FaultModel
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
+from hil_common.core.stepping import SimulatedClock
 
 #: Longest sleep of the copy loop when nothing is due; bounds the stop latency.
 IDLE_WAIT_S = 0.02
@@ -63,13 +65,20 @@ class FaultProxy:
         """The faulty port's path, for the user to open."""
         return self.pty.path
 
-    def start(self) -> FaultProxy:
-        """Run the copy loop in a daemon thread."""
+    def start(self) -> None:
+        """Real time: run the copy loop in a daemon thread."""
         self._thread = threading.Thread(target=self.run, name="fault-proxy", daemon=True)
         self._thread.start()
-        return self
 
-    def step(self, now: float) -> float | None:
+    def follow(self, clock: SimulatedClock) -> None:
+        """Lockstep: copy by :meth:`advance_to`; reopen ``upstream`` on ``clock``'s time."""
+        self.upstream.use_clock(clock)
+
+    def advance_to(self, t: float) -> None:
+        """Lockstep: move what is readable and due at simulated time ``t``."""
+        self._move(t)
+
+    def _move(self, now: float) -> float | None:
         """Move whatever is readable and due; returns when the next byte is due."""
         with self._lock:
             self.down.push(self.upstream.poll(), now)
@@ -85,7 +94,7 @@ class FaultProxy:
         """Copy until :meth:`stop`."""
         while not self._stop.is_set():
             now = time.monotonic()
-            due = self.step(now)
+            due = self._move(now)
             wait = IDLE_WAIT_S if due is None else min(max(due - now, 0.0), IDLE_WAIT_S)
             fds = [self.pty.master_fd]
             upstream_fd = self.upstream.fileno()
@@ -104,7 +113,8 @@ class FaultProxy:
             self.pty.close()
 
     def __enter__(self) -> FaultProxy:
-        return self.start()
+        self.start()
+        return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

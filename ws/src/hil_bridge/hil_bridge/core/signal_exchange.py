@@ -10,11 +10,14 @@ call it directly.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.core.signal_protocol import Frame, FrameDecoder, FrameEncoder, SignalLayout
+
+#: Signals by name, as the bridge and the simulator exchange them: ``(device, signal, value)``.
+NamedValues = Sequence[tuple[str, str, float]]
 
 
 @dataclass(frozen=True)

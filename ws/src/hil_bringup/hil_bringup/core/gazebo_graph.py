@@ -84,7 +84,7 @@ def gazebo_graph(
         use_sim_time=options.use_sim_time,
         robot=str(options.profile(0).source),
     )
-    ns = options.namespace
+    ns = options.chain_namespace
     nodes = [node for node in nodes if node is not sim]
     nodes += [
         NodeSpec(

@@ -73,11 +73,39 @@ def run_link_dir(*, namespace: str = "", domain_id: str | None = None) -> str:
     domain = (os.environ.get("ROS_DOMAIN_ID", "") if domain_id is None else domain_id).strip() or "0"
     if not domain.isdigit():
         raise HilBringupError(f"ROS_DOMAIN_ID = {domain!r} is not a domain number")
+    return str(Path(runtime_root(), f"domain{int(domain)}", *namespace_tokens(namespace)))
+
+
+def namespace_tokens(namespace: str) -> list[str]:
+    """The tokens of a ROS namespace (``/team_a/arm`` -> ``team_a``, ``arm``).
+
+    Raises:
+        HilBringupError: a token that is not a ROS name token.
+    """
     tokens = [t for t in namespace.split("/") if t]
     for token in tokens:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
             raise HilBringupError(f"namespace {namespace!r}: {token!r} is not a ROS name token")
-    return str(Path(runtime_root(), f"domain{int(domain)}", *tokens))
+    return tokens
+
+
+#: The graph-wide topics its nodes publish by absolute name, so every robot's reach one
+#: topic (frames prefixed ``robot_<i>/``; diagnostics named by node full name): under a
+#: ``namespace`` they move into it (:func:`graph_remaps`), as in ROS 2's multi-robot
+#: setups. ``/clock`` is not among them: a domain has one simulated time.
+GRAPH_TOPICS = ("/tf", "/tf_static", "/diagnostics")
+
+
+def graph_remaps(namespace: str) -> list[tuple[str, str]]:
+    """The remappings every node of a run in ``namespace`` gets: the graph-wide topics into it.
+
+    ``team_a`` -> ``/tf`` to ``/team_a/tf``, and so on; no namespace: none.
+
+    Raises:
+        HilBringupError: a namespace token that is not a ROS name token.
+    """
+    prefix = "/".join(namespace_tokens(namespace))
+    return [(topic, f"/{prefix}{topic}") for topic in GRAPH_TOPICS] if prefix else []
 
 
 def prepare_link_folder(options: GraphOptions) -> Path:
@@ -314,6 +342,13 @@ class GraphOptions:
         unit="MB",
         reaches=("simavr_mcu.trace_limit_mb",),
     )
+    namespace: str = option(
+        "",
+        "A ROS namespace for the whole graph (team_a): every node and topic under /team_a, the "
+        "transforms and diagnostics on /team_a/tf, /team_a/tf_static and /team_a/diagnostics, the pty "
+        "links in the namespace's folder; empty: none. /clock stays /clock.",
+        surfaces=("launch",),
+    )
     params_file: str = option(
         "",
         "A ROS 2 parameter file for the whole graph (node_name: ros__parameters: sections; "
@@ -339,6 +374,7 @@ class GraphOptions:
             )
         if self.mcu == "serial" and not (self.command_port and self.signal_port):
             raise HilBringupError("mcu = serial needs command_port and signal_port (the real devices)")
+        namespace_tokens(self.namespace)  # refused here, before anything starts
         if self.trace_pins.strip() and self.mcu != "simavr":
             raise HilBringupError(
                 f"trace_pins needs mcu = simavr (the firmware in the AVR emulator), not {self.mcu}"
@@ -366,8 +402,8 @@ class GraphOptions:
 
     @property
     def link_folder(self) -> str:
-        """Where the run's pty links are: ``link_dir``, or this ROS domain's folder."""
-        return self.link_dir or run_link_dir()
+        """Where the run's pty links are: ``link_dir``, or this ROS domain's (and namespace's) folder."""
+        return self.link_dir or run_link_dir(namespace=self.namespace)
 
     def robot_namespace(self, robot: int) -> str:
         """The namespace of HIL robot ``robot``'s chain: ``robot_<i>`` when there are several robots."""
@@ -387,6 +423,7 @@ class GraphOptions:
                 for port in self.profile(robot).serial
                 if port.role != "command"
             },
+            soft_uarts=tuple(str(folder / f"soft{i}") for i in range(len(self.profile(robot).soft_serial))),
             loop_port=str(folder / "mcu_command_faulty") if self.faults else command,
             bridge_port=str(folder / "signal_link_faulty") if self.faults else signal,
         )
@@ -412,9 +449,13 @@ class GraphOptions:
         return self.links(0).bridge_port
 
     @property
-    def namespace(self) -> str:
-        """The namespace of robot 0's HIL chain: robot_0 when there are several robots."""
+    def chain_namespace(self) -> str:
+        """The namespace of robot 0's HIL chain within the graph: robot_0 when there are several robots."""
         return self.robot_namespace(0)
+
+    def node_namespace(self, namespace: str) -> str:
+        """A node's namespace in the run: the graph's ``namespace``, then its own (``team_a/robot_1``)."""
+        return "/".join(t for t in (*namespace_tokens(self.namespace), namespace) if t)
 
 
 def user_ports(options: GraphOptions) -> list[tuple[int, str, int]]:
@@ -438,7 +479,12 @@ def your_program(path: str, baud: int, *, robot: int | None = None) -> str:
 
 #: Launch arguments beside the run options: name -> (default, description, choices or None).
 LAUNCH_EXTRA: dict[str, tuple[str, str, list[str] | None]] = {
-    "rviz": ("false", "Start rviz2 with hil_bringup's configuration.", ["true", "false"]),
+    "rviz": (
+        "false",
+        "Start rviz2 with hil_bringup's configuration made for the run's robots and namespace "
+        "(written to the run's link folder).",
+        ["true", "false"],
+    ),
 }
 
 
@@ -464,6 +510,8 @@ class RobotLinks:
     radio: str
     #: The profile's other UARTs (role aux) on ptys: UART number -> link.
     uarts: dict[int, str]
+    #: The profile's SoftwareSerial links on ptys (``soft<i>``), in profile order.
+    soft_uarts: tuple[str, ...]
     #: What the control loop and the signal bridge open (the fault proxies' with faults).
     loop_port: str
     bridge_port: str
@@ -620,6 +668,7 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     ]
     for robot in range(options.hil_robots):
         nodes += chain(options, robot)
+    nodes += descriptions(options)
     if options.live:
         nodes.append(live_view(options))
     # The simulator is the clock: it stamps with simulated time itself (as Gazebo does,
@@ -640,6 +689,29 @@ def describe(options: GraphOptions) -> tuple[list[NodeSpec], list[ProcessSpec]]:
         for link in fault_links(options, robot)
     ]
     return nodes, processes
+
+
+def descriptions(options: GraphOptions) -> list[NodeSpec]:
+    """The world's description nodes: the robots without a chain (past ``hil_robots``), a node per profile.
+
+    Each publishes its robots' URDF on ``robot_<i>/robot_description`` and their frames,
+    prefixed ``robot_<i>/``, on ``/tf_static`` and ``/tf``, as a chain's description
+    does for its robot: every robot of the world has its frames in TF.
+    """
+    groups: dict[str, list[int]] = {}
+    for robot in range(options.hil_robots, options.robots):
+        groups.setdefault(str(options.profile(robot).source), []).append(robot)
+    return [
+        NodeSpec(
+            "hil_bringup",
+            "robot_description",
+            "robot_descriptions" if len(groups) == 1 else f"robot_descriptions_{index}",
+            "hil_bringup.description_node:DescriptionNode",
+            "",
+            {"robot": source, "prefixes": [f"robot_{robot}/" for robot in robots]},
+        )
+        for index, (source, robots) in enumerate(groups.items())
+    ]
 
 
 def live_view(options: GraphOptions) -> NodeSpec:
@@ -663,8 +735,9 @@ def describe_side(
 ) -> tuple[list[NodeSpec], list[ProcessSpec]]:
     """One side of a run split across machines that share a ROS domain.
 
-    ``world``: the simulator (with ``radio`` its radio model), the clock of the run, and
-    with ``live`` the live view.
+    ``world``: the simulator (with ``radio`` its radio model), the clock of the run, the
+    descriptions of the robots without a chain (:func:`descriptions`), and with ``live``
+    the live view.
     ``robot``: HIL robot ``robot``'s chain (MCU, bridge, loop, description, radio
     module) and its fault proxies; it talks to the world over DDS only (signals, radio,
     /clock), so it can run on another machine.
@@ -709,6 +782,10 @@ def chain(options: GraphOptions, robot: int) -> list[NodeSpec]:
         if mcu == "simavr_mcu":
             extra["auto_reset"] = profile.auto_reset if brain == "none" else options.auto_reset
             extra["uart_ports"] = [f"{uart}:{link}" for uart, link in links.uarts.items()]
+            extra["soft_uart_ports"] = [
+                f"{port.rx}:{port.tx}:{port.baud}:{link}"
+                for port, link in zip(profile.soft_serial, links.soft_uarts, strict=True)
+            ]
             extra["trace_file"] = options.trace_path(robot)
         nodes.append(
             _spec(

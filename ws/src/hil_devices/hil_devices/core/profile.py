@@ -18,6 +18,8 @@ ones are in the ``hil_robots`` package (``share/hil_robots/robots/<name>``).
       strict: false                     # warnings as errors (the project's own sketches)
     serial:                             # the hardware UARTs that reach a pty
       - {uart: 0, baud: 57600, role: command}
+    soft_serial:                        # SoftwareSerial links that reach a pty
+      - {rx: 10, tx: 11, baud: 9600}    # the firmware's pins: SoftwareSerial bt(10, 11)
     auto_reset: true                    # opening the command pty resets the MCU (DTR)
     brain: none                         # control_loop | none (the firmware owns its UART)
     telemetry: {}                       # brain control_loop: TLn -> field names
@@ -43,7 +45,8 @@ A device's ``type`` is a config of the device library (:mod:`hil_devices.core.de
 its ``pins``, ``params`` and ``model`` sections). Every error names the file and the
 field (``robot.yaml: devices[3].pins.echo: pin 13 is devices[1]'s (motor_left.in2)``).
 The checks: the board exists; every pin is a pin of the board (0 and 1, and the pins
-of every UART in ``serial``, are the serial ports'); a pin serves one device pin,
+of every UART in ``serial`` and of every ``soft_serial`` link, are the serial
+ports'); a pin serves one device pin,
 except the board's I2C pins, which every I2C device shares; a pin ``needs: pwm`` (a
 PWM-measured input such as an L298's ENA) is a timer pin, ``analog`` an analog input,
 ``i2c_sda``/``i2c_scl`` the board's TWI pins; ``interrupt`` on a pin with neither an
@@ -55,7 +58,8 @@ simulator's per kind: ``range/<name>``...); params are the type's, within its
 ranges or choices, each required one given; a ``mount`` names a servo (a device whose
 model is a ``joint``); a pose is finite and within the footprint's radius + 0.2 m
 (height: the body's + 0.2 m); each wheel (left, right) has exactly one driver; baud
-rates are the usual ones; the firmware's sketch folder exists, or its ELF is an AVR
+rates are the usual ones (a ``soft_serial`` link's at most 115200, SoftwareSerial's
+fastest); the firmware's sketch folder exists, or its ELF is an AVR
 program (:func:`hil_devices.core.elf.check_avr_elf`).
 
 Derived from a profile (pure functions): the signal link's device set
@@ -103,6 +107,8 @@ BAUD_RATES = (
     300, 600, 1200, 2400, 4800, 9600, 14400, 19200, 28800, 31250, 38400, 57600, 74880,
     115200, 230400, 250000, 500000, 1000000, 2000000,
 )  # fmt: skip
+#: The fastest SoftwareSerial link a profile may give (SoftwareSerial's own limit).
+SOFT_SERIAL_MAX_BAUD = 115200
 #: Levels a device pin may be tied to.
 TIE_LEVELS = ("high", "low")
 #: How far beyond the footprint's radius (and the body's height) a device may sit, m.
@@ -112,8 +118,8 @@ WHEELS = ("left", "right")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOP_KEYS = (
-    "name", "description", "board", "firmware", "serial", "auto_reset", "brain", "telemetry", "body",
-    "devices",
+    "name", "description", "board", "firmware", "serial", "soft_serial", "auto_reset", "brain",
+    "telemetry", "body", "devices",
 )  # fmt: skip
 _DEVICE_KEYS = ("name", "type", "pins", "tie", "params", "pose", "mount", "frame", "topic")
 _TOPIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*")
@@ -195,6 +201,18 @@ class SerialPort:
 
 
 @dataclass(frozen=True)
+class SoftSerialPort:
+    """A SoftwareSerial link on two ordinary pins that reaches a pty (a Bluetooth module's).
+
+    ``rx`` and ``tx`` are the firmware's pins (``SoftwareSerial(rx, tx)``), 8N1 at ``baud``.
+    """
+
+    rx: int
+    tx: int
+    baud: int
+
+
+@dataclass(frozen=True)
 class Caster:
     """The caster wheel: its x in the body frame and its radius (m)."""
 
@@ -237,6 +255,8 @@ class RobotProfile:
     source: Path
     #: What the checks found worth saying but not refusing (an encoder on a pin without interrupt).
     warnings: tuple[str, ...] = ()
+    #: SoftwareSerial links that reach a pty, beside the hardware UARTs of ``serial``.
+    soft_serial: tuple[SoftSerialPort, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -418,8 +438,13 @@ class _Reader:
             raise top.fail("board", f"{board!r} is not one of {', '.join(BOARDS)}")
         brain = top.choice("brain", BRAINS, "control_loop")
         serial = self.serial(top, BOARDS[board])
+        taken: dict[int, tuple[str, bool]] = {}
+        for port in serial:
+            for pin in BOARDS[board].uarts[port.uart]:
+                taken[pin] = (f"serial UART {port.uart}", False)
+        soft_serial = self.soft_serial(top, BOARDS[board], taken)
         body = self.body(top.sub("body"))
-        devices = self.devices(top, BOARDS[board], body, serial)
+        devices = self.devices(top, BOARDS[board], body, taken)
         return RobotProfile(
             name=name,
             description=top.text("description", ""),
@@ -433,6 +458,7 @@ class _Reader:
             devices=devices,
             source=self.path,
             warnings=tuple(self.warnings),
+            soft_serial=soft_serial,
         )
 
     def resolve(self, value: str) -> Path:
@@ -496,6 +522,33 @@ class _Reader:
             raise top.fail("serial", f"expected exactly one UART with role command, found {len(commands)}")
         return tuple(ports)
 
+    def soft_serial(
+        self, top: _Fields, board: Board, taken: dict[int, tuple[str, bool]]
+    ) -> tuple[SoftSerialPort, ...]:
+        ports: list[SoftSerialPort] = []
+        for index, item in enumerate(top.items("soft_serial")):
+            entry = _Fields(item, top.path("soft_serial") + f"[{index}]", self.source)
+            entry.only(("rx", "tx", "baud"))
+            pins = {}
+            for key in ("rx", "tx"):
+                if key not in entry.data:
+                    raise entry.fail(key, "missing: the firmware's pin (SoftwareSerial(rx, tx))")
+                try:
+                    number = board.parse_pin(entry.data[key], key=f"{self.source}: {entry.path(key)}")
+                except HilError as exc:
+                    raise HilDevicesError(str(exc)) from None
+                holder = taken.get(number)
+                if holder is not None:
+                    raise entry.fail(key, f"pin {board.pin_name(number)} is taken by {holder[0]}")
+                taken[number] = (f"soft_serial[{index}] ({key})", False)
+                pins[key] = number
+            baud = entry.data.get("baud")
+            if baud not in BAUD_RATES or isinstance(baud, bool) or baud > SOFT_SERIAL_MAX_BAUD:
+                usual = ", ".join(str(b) for b in BAUD_RATES if b <= SOFT_SERIAL_MAX_BAUD)
+                raise entry.fail("baud", f"{baud!r} is not a usual SoftwareSerial baud rate ({usual})")
+            ports.append(SoftSerialPort(pins["rx"], pins["tx"], int(baud)))
+        return tuple(ports)
+
     def telemetry(self, top: _Fields, brain: str) -> dict[str, tuple[str, ...]]:
         raw = top.data.get("telemetry") or {}
         if raw and brain != "control_loop":
@@ -535,16 +588,12 @@ class _Reader:
     # --- devices ------------------------------------------------------------------------------
 
     def devices(
-        self, top: _Fields, board: Board, body: Body, serial: Sequence[SerialPort]
+        self, top: _Fields, board: Board, body: Body, taken: dict[int, tuple[str, bool]]
     ) -> tuple[DeviceEntry, ...]:
+        """The devices; ``taken`` maps a board pin to who holds it and whether it is a bus pin."""
         raw = top.items("devices")
         if not raw:
             raise top.fail("devices", "expected a list of devices ({name, type, pins, ...})")
-        #: board pin number -> who holds it (for the messages), and whether it is a shared bus pin.
-        taken: dict[int, tuple[str, bool]] = {}
-        for port in serial:
-            for pin in board.uarts[port.uart]:
-                taken[pin] = (f"serial UART {port.uart}", False)
         entries: list[DeviceEntry] = []
         for index, item in enumerate(raw):
             fields = _Fields(item, f"devices[{index}]", self.source)

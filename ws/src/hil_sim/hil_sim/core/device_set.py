@@ -10,16 +10,31 @@ lives, and where each device sits now (:class:`MountTable`: on a servo, it turns
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from hil_sim.core.devices import KINDS, check_model, kind
-from hil_sim.core.devices.base import Array, BoolArray, DeviceModel, IndexArray, Scene
+from hil_sim.core.devices.base import Array, BoolArray, DeviceModel, IndexArray, Scene, finite_number
 from hil_sim.core.devices.bumper import Bumper
 from hil_sim.core.robot_model import WHEELS, RobotModel
 from hil_sim.errors import HilSimError
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What a user sets on one device (:meth:`DeviceSet.setting`, checked).
+
+    A device of a USER kind (a button, an analog input, an IR remote) takes ``columns``
+    as its outputs; any other device's OUTPUT ``signal`` on the link is held at
+    ``columns[signal]`` over what the simulation computes (a sensor override).
+    """
+
+    device: str
+    #: The overridden link signal; empty for a USER kind's device.
+    signal: str
+    columns: Mapping[str, float]
 
 
 @dataclass(frozen=True)
@@ -117,13 +132,19 @@ class DeviceSet:
         self.live = [batch for batch in self.kinds.values() if type(batch).refresh is not DeviceModel.refresh]
         self.bumpers = [batch for batch in self.kinds.values() if isinstance(batch, Bumper)]
         self.mounts = MountTable(self)
+        #: Sensor overrides: (row, device, signal) -> the value the link carries instead.
+        self._held: dict[tuple[int, str, str], float] = {}
+        #: User settings so far (part of :meth:`live_key`: the outputs change with them).
+        self._settings = 0
 
     # --- state ------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Inputs at rest, every state back to the start."""
+        """Inputs at rest, every state back to the start, nothing a user set."""
         for batch in self.kinds.values():
             batch.reset()
+        self._held.clear()
+        self._settings += 1
         self.apply()
 
     def apply(self) -> None:
@@ -214,15 +235,89 @@ class DeviceSet:
         return any(bool(batch.inputs[row].any()) for batch in self.drivers)
 
     def signals(self, row: int) -> list[tuple[str, str, float]]:
-        """Robot ``row``'s OUTPUT signals, from the last sample and the state as refreshed."""
-        return [
+        """Robot ``row``'s OUTPUT signals, from the last sample and the state as refreshed.
+
+        A sensor override (:meth:`set`) replaces its signal's value.
+        """
+        out = [
             (slot.device, slot.signal, float(slot.model.outputs[row, slot.index, slot.column]))
             for slot in self.outputs
         ]
+        if self._held:
+            out = [(d, s, self._held.get((row, d, s), v)) for d, s, v in out]
+        return out
 
     def live_key(self, row: int) -> bytes:
-        """The outputs that change between samples (switches, encoders) of robot ``row``, as bytes."""
-        return b"".join(batch.outputs[row].tobytes() for batch in self.live)
+        """The outputs that change between samples (switches, encoders, user settings) of robot ``row``."""
+        parts = [batch.outputs[row].tobytes() for batch in self.live]
+        return b"".join([*parts, self._settings.to_bytes(8, "little")])
+
+    # --- what a user sets -------------------------------------------------------------
+
+    def settable(self) -> dict[str, tuple[str, ...]]:
+        """Each device a user can set, with the link signals it sets: USER kinds' devices, then sensors."""
+        gives: dict[str, list[str]] = {}
+        for slot in self.outputs:
+            gives.setdefault(slot.device, []).append(slot.signal)
+        return {
+            spec.name: tuple(gives[spec.name])
+            for spec in sorted(self.model.devices, key=lambda s: not self.where[s.name][0].USER)
+            if spec.name in gives
+        }
+
+    def users(self) -> list[str]:
+        """The devices of USER kinds (a button, an analog input, an IR remote), in the model's order."""
+        return [spec.name for spec in self.model.devices if self.where[spec.name][0].USER]
+
+    def setting(self, device: str, value: float | Mapping[str, float], *, signal: str = "") -> Setting:
+        """A user's ``value`` for ``device`` (its ``signal``, for a sensor with several), checked.
+
+        Raises:
+            HilSimError: no such device, one that gives the MCU nothing, a signal it does
+                not have, or a value its kind does not take (naming them).
+        """
+        found = self.where.get(device)
+        settable = self.settable()
+        if found is None or device not in settable:
+            known = ", ".join(settable) or "none"
+            what = "no device" if found is None else "nothing the MCU reads from"
+            raise HilSimError(f"robot {self.model.name}: {what} {device!r} to set (settable: {known})")
+        batch, _ = found
+        if batch.USER:
+            if signal:
+                raise HilSimError(f"{device} ({batch.KIND}): set it as a whole, without a signal")
+            return Setting(device, "", batch.user_value(value))
+        signals = settable[device]
+        if not signal and len(signals) > 1:
+            raise HilSimError(f"{device}: name the signal to override (one of {', '.join(signals)})")
+        signal = signal or signals[0]
+        if signal not in signals:
+            raise HilSimError(f"{device}: no signal {signal!r} to the MCU (it gives {', '.join(signals)})")
+        if isinstance(value, Mapping):
+            raise HilSimError(f"{device}.{signal}: an override is one number, got {value!r}")
+        return Setting(device, signal, {signal: finite_number(value, f"{device}.{signal}: value")})
+
+    def set(self, row: int, setting: Setting) -> None:
+        """Robot ``row`` takes a user's setting (a USER kind's value, or a sensor override)."""
+        batch, index = self.where[setting.device]
+        if setting.signal:
+            self._held[(row, setting.device, setting.signal)] = setting.columns[setting.signal]
+        else:
+            batch.set_value(np.array([row], dtype=np.intp), index, setting.columns)
+        self._settings += 1
+
+    def let_go(self, row: int, setting: Setting) -> None:
+        """Robot ``row``'s user lets go of ``setting``'s device: back to rest, or no more override."""
+        batch, index = self.where[setting.device]
+        if setting.signal:
+            self._held.pop((row, setting.device, setting.signal), None)
+        else:
+            batch.let_go(np.array([row], dtype=np.intp), index)
+        self._settings += 1
+
+    def held(self, row: int) -> dict[str, float]:
+        """Robot ``row``'s sensor overrides now, by ``device.signal``."""
+        return {f"{d}.{s}": v for (r, d, s), v in self._held.items() if r == row}
 
     def value(self, device: str, column: str) -> Array:
         """(n,) an output column of one device (a signal or a physical value such as ``true_cm``).
@@ -249,4 +344,4 @@ class DeviceSet:
         ]
 
 
-__all__ = ["KINDS", "DeviceSet", "MountTable", "Slot"]
+__all__ = ["KINDS", "DeviceSet", "MountTable", "Setting", "Slot"]

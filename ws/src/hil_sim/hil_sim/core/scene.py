@@ -3,7 +3,8 @@
 :func:`world_shapes` is the world (walls, boxes, boards standing or fallen, the
 floor's markings, the light), :func:`led_shapes` every robot's LED, and
 :func:`scene_shapes` the whole live scene: the arena's floor and the world when
-asked, every robot's body and heading, its LED, each ranger's beam out to its
+asked, every robot's body and heading, its LED, its WS2812 strips in the colours they
+latched (:func:`strip_shapes`), each ranger's beam out to its
 reading, the robots' paths (:class:`Trails`), the MCU's pins of each HIL robot (the
 signal link's values both ways) and a status line. A :class:`Shape` is what rviz's
 ``visualization_msgs/Marker`` and Foxglove's scene primitives both have (a kind, a
@@ -27,6 +28,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from hil_sim.core.devices.rgb_leds import RgbLeds
 from hil_sim.core.simulation import Simulation
 from hil_sim.core.track import Track
 from hil_sim.core.world import BOX_HEIGHT, WALL_HEIGHT, WorldConfig, marking_outline
@@ -169,6 +171,59 @@ def led_shapes(x: Array, y: Array, lit: Array) -> list[Shape]:
     points = np.column_stack([x, y, np.full(len(x), 0.12)])
     colors = tuple(LED_ON if on > 0.5 else LED_OFF for on in lit)
     return [Shape("leds", 0, "sphere_list", scale=(0.03, 0.03, 0.03), points=points, colors=colors)]
+
+
+#: Spacing (m) of a WS2812 strip's LEDs in the scene, across the robot's top.
+STRIP_PITCH = 0.012
+
+
+def strip_shapes(sim: Simulation, detailed: int) -> list[Shape]:
+    """The WS2812 strips (``rgb_leds``) of the first ``detailed`` robots, each LED in its colour.
+
+    One sphere list: each strip across the robot's top (its first LED on the robot's
+    left), an LED the colour it latched, black while unlit.
+    """
+    points: list[Array] = []
+    colors: list[RGBA] = []
+    for group in sim.groups:
+        rows = group.rows
+        mine = np.flatnonzero(rows < detailed)
+        if not len(mine):
+            continue
+        top = group.model.body.height + 0.01
+        for batch in group.devices.kinds.values():
+            if not isinstance(batch, RgbLeds):
+                continue
+            for index in range(batch.count):
+                shown = batch.colours(index)[mine] / 255.0  # (robots, leds, 3)
+                leds = shown.shape[1]
+                across = (np.arange(leds) - (leds - 1) / 2) * STRIP_PITCH
+                lateral = -0.02 * index  # a second strip behind the first
+                for k, row in enumerate(rows[mine]):
+                    x, y, yaw = float(sim.x[row]), float(sim.y[row]), float(sim.yaw[row])
+                    c, s = math.cos(yaw), math.sin(yaw)
+                    points.append(
+                        np.column_stack(
+                            [
+                                x + c * lateral + s * across,
+                                y + s * lateral + c * -across,
+                                np.full(leds, top),
+                            ]
+                        )
+                    )
+                    colors += [(float(r), float(g), float(b), 1.0) for r, g, b in shown[k]]
+    if not points:
+        return []
+    return [
+        Shape(
+            "strips",
+            0,
+            "sphere_list",
+            scale=(0.01, 0.01, 0.01),
+            points=np.vstack(points),
+            colors=tuple(colors),
+        )
+    ]
 
 
 class Trails:
@@ -329,6 +384,7 @@ def robot_shapes(sim: Simulation, trails: Trails | None = None, *, hil_robots: i
                 points=np.column_stack([x[many], y[many], np.full(int(many.sum()), z)]),
             )
     shapes += out.shapes
+    shapes += strip_shapes(sim, detailed)
     shapes.append(
         Shape("headings", 0, "line_list", scale=(0.01, 0.0, 0.0), color=HEADING, points=np.vstack(heads))
     )

@@ -25,12 +25,12 @@ at every read.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from hil_sim.core.device_set import DeviceSet
+from hil_sim.core.device_set import DeviceSet, Setting
 from hil_sim.core.devices.base import IndexArray
 from hil_sim.core.motor import MotorBank, MotorGroups
 from hil_sim.core.noise import NoiseBank
@@ -327,6 +327,32 @@ class Simulation:
             if mine.any():
                 group.devices.set_input(self._row_of[which[mine]], device, signal, values[mine])
         self.apply_inputs()
+
+    def setting(
+        self, robot: int, device: str, value: float | Mapping[str, float], *, signal: str = ""
+    ) -> Setting:
+        """A user's ``value`` for robot ``robot``'s ``device`` (:meth:`DeviceSet.setting`), checked.
+
+        Raises:
+            HilSimError: no such robot, device or signal, or a value its kind does not take.
+        """
+        if not 0 <= robot < self.count:
+            raise HilSimError(f"no robot {robot}: there are {self.count}")
+        devices, _ = self.devices_of(robot)
+        return devices.setting(device, value, signal=signal)
+
+    def set_device(self, robot: int, setting: Setting) -> None:
+        """Robot ``robot``'s user sets a device: a button, a knob, a remote's key, a sensor override.
+
+        What the MCU reads follows at once (:meth:`signals`).
+        """
+        devices, row = self.devices_of(robot)
+        devices.set(row, setting)
+
+    def let_go(self, robot: int, setting: Setting) -> None:
+        """Robot ``robot``'s user lets go of ``setting``'s device (back to rest, no more override)."""
+        devices, row = self.devices_of(robot)
+        devices.let_go(row, setting)
 
     def command_wheels(self, robot: int, duties: tuple[float, float] | None) -> None:
         """Drive robot ``robot``'s wheels directly (signed duty -1..1 each, 0: coast); None: drivers."""

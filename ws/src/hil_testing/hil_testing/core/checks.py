@@ -20,7 +20,8 @@ when the run ended before the check's window did.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -71,6 +72,13 @@ class Observation:
     #: Heartbeat round trips in ms by link: the latest (``{"mcu": {"last": 33.3}}``) in
     #: every one, every statistic (``last``, ``p50``, ``p99``, ``max``) in the final one.
     rtt_ms: Mapping[str, Mapping[str, float]] | None = None
+    #: What robot 0's serial ports received in this period, by UART number, as text
+    #: (each byte one character, latin-1): the command UART with brain none, the aux UARTs.
+    serial: Mapping[int, str] = field(default_factory=dict)
+    #: The values the checks read (their :attr:`reads`), by name: ``input:<device>.<signal>``
+    #: (a pin signal the MCU drives, as the simulator took it), ``output:<device>.<column>``
+    #: (a device's simulated output: a signal the MCU reads, or a physical value).
+    values: Mapping[str, float] = field(default_factory=dict)
 
     def state(self, name: str) -> float:
         """The robot state field ``name`` (x, y, yaw, v, w)."""
@@ -91,7 +99,13 @@ class Verdict:
 
 
 class Check(Protocol):
-    """An assertion of a scenario, judged on the run's observations."""
+    """An assertion of a scenario, judged on the run's observations.
+
+    What it judged, for a report: a check may also offer ``series() -> list[Series]``
+    (the values it looked at over time, bounded) and ``events() -> list[Event]`` (what
+    it saw happen: serial matches, tones). A check that reads values of the run
+    (:attr:`Observation.values`) names them in a ``reads`` attribute.
+    """
 
     #: What it asserts, in words (the JUnit test case's name).
     label: str
@@ -323,7 +337,8 @@ class Bounded:
     maximum: float
     during: Window | None
     state: str = ""  # a robot state field, or ...
-    telemetry: tuple[str, str] | None = None  # ... a telemetry (list, field)
+    telemetry: tuple[str, str] | None = None  # ... a telemetry (list, field), or ...
+    read: str = ""  # ... a value of Observation.values (a pin, a sensor)
     failure: str | None = None
     samples: int = 0
     low: float = math.inf
@@ -331,17 +346,26 @@ class Bounded:
     last_t: float = -math.inf
     recorder: SeriesRecorder | None = None
 
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The observation values it reads."""
+        return (self.read,) if self.read else ()
+
     def window(self, duration: float) -> Window:
         """Its window, or the whole run."""
         return self.during if self.during is not None else (0.0, duration)
 
     @property
     def name(self) -> str:
-        """The value's name: ``TL2.heading_deg``, or ``robot 0 v``."""
+        """The value's name: ``TL2.heading_deg``, ``robot 0 v``, or a read (``input:motor_left.enable``)."""
+        if self.read:
+            return self.read
         return ".".join(self.telemetry) if self.telemetry is not None else f"robot 0 {self.state}"
 
     def value(self, obs: Observation) -> float | None:
         """The value now (None: no such telemetry yet)."""
+        if self.read:
+            return obs.values.get(self.read)
         if self.telemetry is None:
             return obs.state(self.state)
         values = obs.telemetry.get(self.telemetry[0])
@@ -502,6 +526,404 @@ class RttBelow:
     def series(self) -> list[Series]:
         """The latest round trip, heartbeat by heartbeat."""
         return [] if self.rtt is None else [self.rtt.series()]
+
+
+# --- what a check judged, for a report ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something a check saw happen over ``[start, end]`` s (a serial match: start == end)."""
+
+    start: float
+    end: float
+    text: str
+
+
+# --- serial text ---------------------------------------------------------------------------
+
+#: Characters of a serial transcript a check keeps to match in (the latest ones).
+TEXT_KEPT = 65536
+#: How far back of the new text a search starts: a match spans at most this many characters.
+MATCH_SPAN = 4096
+
+
+class SerialText:
+    r"""Text a serial port received, line ends made ``\n`` (``\r\n`` and a lone ``\r``), bounded.
+
+    :meth:`search` finds a pattern in what came since the last search (and up to
+    :data:`MATCH_SPAN` characters before it, so a match may straddle two arrivals).
+    ``^`` and ``$`` (re.MULTILINE) are a line's start and end.
+    """
+
+    def __init__(self) -> None:
+        self.text = ""
+        self._searched = 0
+        self._cr = False
+
+    def add(self, chunk: str) -> None:
+        """Text as it arrived."""
+        if not chunk:
+            return
+        if self._cr and chunk.startswith("\n"):
+            chunk = chunk[1:]
+        self._cr = chunk.endswith("\r")
+        self.text += chunk.replace("\r\n", "\n").replace("\r", "\n")
+        if len(self.text) > TEXT_KEPT:
+            cut = len(self.text) - TEXT_KEPT
+            self.text = self.text[cut:]
+            self._searched = max(0, self._searched - cut)
+
+    def search(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        """The first match in the text not searched yet (or None); the text counts as searched."""
+        start = max(0, self._searched - MATCH_SPAN)
+        self._searched = len(self.text)
+        return pattern.search(self.text, start)
+
+
+def compile_pattern(text: str) -> re.Pattern[str]:
+    """A serial pattern (Python regex, MULTILINE).
+
+    Raises:
+        re.error: not a regular expression.
+    """
+    return re.compile(text, re.MULTILINE)
+
+
+@dataclass
+class SerialExpect:
+    """Text matching ``pattern`` arrives on a UART of robot 0 within ``window`` (``by``: [0, by])."""
+
+    label: str
+    pattern: re.Pattern[str]
+    uart: int
+    during: Window
+    matched_at: float | None = None
+    matched: str = ""
+    last_t: float = -math.inf
+    text: SerialText = field(default_factory=SerialText)
+
+    def window(self, duration: float) -> Window:
+        """Its window."""
+        return self.during
+
+    def observe(self, obs: Observation) -> None:
+        """Take the text of the period if it is in the window; match."""
+        self.last_t = obs.t
+        if self.matched_at is not None or not in_window(self.during, obs.t):
+            return
+        chunk = obs.serial.get(self.uart, "")
+        if not chunk:
+            return
+        self.text.add(chunk)
+        found = self.text.search(self.pattern)
+        if found is not None:
+            self.matched_at, self.matched = obs.t, found.group(0)
+
+    def decided(self) -> bool:
+        """Matched, or the window is over."""
+        return self.matched_at is not None or self.last_t > self.during[1] + EPS
+
+    def verdict(self, final: Observation) -> Verdict:
+        """When it matched, or the end of what came."""
+        if self.matched_at is not None:
+            return Verdict(True, f"{self.matched!r} at {self.matched_at:.3f} s")
+        tail = self.text.text[-80:]
+        return Verdict(False, f"no match; the last text: {tail!r}" if tail else "no text came")
+
+    def events(self) -> list[Event]:
+        """The match."""
+        if self.matched_at is None:
+            return []
+        return [Event(self.matched_at, self.matched_at, self.matched)]
+
+    def series(self) -> list[Series]:
+        """None: it judges text (its :meth:`events`), not a signal."""
+        return []
+
+
+@dataclass
+class SerialForbid:
+    """No text matching ``pattern`` arrives on a UART of robot 0 in ``during`` (None: the whole run)."""
+
+    label: str
+    pattern: re.Pattern[str]
+    uart: int
+    during: Window | None
+    found_at: float | None = None
+    found: str = ""
+    last_t: float = -math.inf
+    text: SerialText = field(default_factory=SerialText)
+
+    def window(self, duration: float) -> Window:
+        """Its window, or the whole run."""
+        return self.during if self.during is not None else (0.0, duration)
+
+    def observe(self, obs: Observation) -> None:
+        """Take the text of the period if it is in the window; look for the pattern."""
+        self.last_t = obs.t
+        if self.found_at is not None or not in_window(self.during, obs.t):
+            return
+        chunk = obs.serial.get(self.uart, "")
+        if not chunk:
+            return
+        self.text.add(chunk)
+        found = self.text.search(self.pattern)
+        if found is not None:
+            self.found_at, self.found = obs.t, found.group(0)
+
+    def decided(self) -> bool:
+        """Found, or the window is over."""
+        return self.found_at is not None or (self.during is not None and self.last_t > self.during[1] + EPS)
+
+    def verdict(self, final: Observation) -> Verdict:
+        """What came that should not have."""
+        if self.found_at is not None:
+            return Verdict(False, f"{self.found!r} at {self.found_at:.3f} s")
+        return Verdict(True, "never")
+
+    def events(self) -> list[Event]:
+        """The forbidden text, if it came."""
+        return [] if self.found_at is None else [Event(self.found_at, self.found_at, self.found)]
+
+    def series(self) -> list[Series]:
+        """None: it judges text (its :meth:`events`), not a signal."""
+        return []
+
+
+# --- output events: tones, LED colours ---------------------------------------------------
+
+
+@dataclass
+class Tone:
+    """A tone: the buzzer's frequency was not zero from ``start`` to ``end`` (s), ``frequency`` its median."""
+
+    start: float
+    end: float
+    frequency: float
+
+    @property
+    def duration(self) -> float:
+        """How long it sounded (s)."""
+        return self.end - self.start
+
+
+class ToneTracker:
+    """Tones of a buzzer from its frequency, sample by sample (0: silent).
+
+    Keeps the last :data:`TONES_KEPT` tones; each tone's frequency is the median of its samples.
+    """
+
+    def __init__(self) -> None:
+        self.tones: list[Tone] = []
+        self.count = 0
+        self._start: float | None = None
+        self._samples: list[float] = []
+
+    def add(self, t: float, frequency: float) -> Tone | None:
+        """A sample; the tone that ended with it, if one did."""
+        if frequency > 0:
+            if self._start is None:
+                self._start, self._samples = t, []
+            if len(self._samples) < TONE_SAMPLES:
+                self._samples.append(frequency)
+            return None
+        if self._start is None:
+            return None
+        tone = Tone(self._start, t, _median(self._samples))
+        self._start = None
+        self.count += 1
+        self.tones.append(tone)
+        del self.tones[:-TONES_KEPT]
+        return tone
+
+    def sounding(self, t: float) -> Tone | None:
+        """The tone sounding now (its end: ``t``), if any."""
+        if self._start is None:
+            return None
+        return Tone(self._start, t, _median(self._samples))
+
+
+#: Tones a tracker keeps; samples a tone's median is taken of.
+TONES_KEPT = 1000
+TONE_SAMPLES = 2000
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
+
+
+@dataclass
+class ToneHeard:
+    """A tone with a frequency in ``frequency`` (and a duration in ``duration``) sounds in ``during``.
+
+    A tone counts if it sounds at some moment of the window (None: the whole run); with
+    ``duration`` it is judged once it has ended.
+    """
+
+    label: str
+    read: str
+    frequency: Window
+    during: Window | None = None
+    duration: Window | None = None
+    heard: Tone | None = None
+    last_t: float = -math.inf
+    tracker: ToneTracker = field(default_factory=ToneTracker)
+    recorder: SeriesRecorder | None = None
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The buzzer's frequency."""
+        return (self.read,)
+
+    def window(self, duration: float) -> Window:
+        """Its window, or the whole run."""
+        return self.during if self.during is not None else (0.0, duration)
+
+    def _fits(self, tone: Tone) -> bool:
+        overlaps = self.during is None or (
+            tone.start <= self.during[1] + EPS and tone.end >= self.during[0] - EPS
+        )
+        low, high = self.frequency
+        if not (overlaps and low <= tone.frequency <= high):
+            return False
+        return self.duration is None or self.duration[0] - EPS <= tone.duration <= self.duration[1] + EPS
+
+    def observe(self, obs: Observation) -> None:
+        """Follow the tones; judge each as it ends (without ``duration``, while it sounds)."""
+        self.last_t = obs.t
+        frequency = obs.values.get(self.read)
+        if frequency is None:
+            return
+        if self.recorder is None:
+            low, high = self.frequency
+            self.recorder = SeriesRecorder(self.read, unit="Hz", low=low, high=high)
+        self.recorder.add(obs.t, frequency)
+        ended = self.tracker.add(obs.t, frequency)
+        if self.heard is not None:
+            return
+        if ended is not None and self._fits(ended):
+            self.heard = ended
+        now = self.tracker.sounding(obs.t)
+        if self.duration is None and now is not None and in_window(self.during, obs.t) and self._fits(now):
+            self.heard = now
+
+    def decided(self) -> bool:
+        """Heard, or the window is over and no tone that began in it still sounds."""
+        if self.heard is not None:
+            return True
+        if self.during is None or self.last_t <= self.during[1] + EPS:
+            return False
+        now = self.tracker.sounding(self.last_t)
+        return self.duration is None or now is None or now.start > self.during[1] + EPS
+
+    def verdict(self, final: Observation) -> Verdict:
+        """The tone heard, or the tones there were."""
+        if self.heard is not None:
+            tone = self.heard
+            return Verdict(True, f"{tone.frequency:.0f} Hz from {tone.start:.3f} s for {tone.duration:.3f} s")
+        tones = list(self.tracker.tones)
+        now = self.tracker.sounding(final.t)
+        if now is not None:
+            tones.append(now)
+        heard = ", ".join(
+            f"{t.frequency:.0f} Hz at {t.start:.2f} s for {t.duration:.3f} s" for t in tones[-5:]
+        )
+        return Verdict(False, f"tones: {heard}" if heard else "no tone")
+
+    def series(self) -> list[Series]:
+        """The buzzer's frequency."""
+        return [] if self.recorder is None else [self.recorder.series()]
+
+    def events(self) -> list[Event]:
+        """The tones heard, the one judged first."""
+        return [Event(t.start, t.end, f"{t.frequency:.0f} Hz") for t in self.tracker.tones]
+
+
+@dataclass
+class LedShows:
+    """An RGB LED shows ``colour`` (each channel within ``tolerance``): all ``during``, or by a moment."""
+
+    label: str
+    #: The LED's three input reads (red, green, blue).
+    channels: tuple[str, str, str]
+    colour: tuple[float, float, float]
+    tolerance: float = 0.0
+    during: Window | None = None
+    by: float | None = None
+    failure: str | None = None
+    shown_at: float | None = None
+    samples: int = 0
+    last_t: float = -math.inf
+    recorders: list[SeriesRecorder] = field(default_factory=list)
+    #: The colours it saw, each as it began (the last :data:`TONES_KEPT`).
+    changes: list[Event] = field(default_factory=list)
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """Its red, green and blue."""
+        return self.channels
+
+    def window(self, duration: float) -> Window:
+        """Its window, or from the start to the deadline."""
+        if self.during is not None:
+            return self.during
+        return 0.0, self.by if self.by is not None else duration
+
+    def observe(self, obs: Observation) -> None:
+        """Compare the colour now, in the window."""
+        self.last_t = obs.t
+        if self.decided() or not in_window(self.window(math.inf), obs.t):
+            return
+        values = [obs.values.get(name) for name in self.channels]
+        if any(v is None for v in values):
+            return
+        colour = tuple(float(v) for v in values if v is not None)
+        if not self.recorders:
+            self.recorders = [
+                SeriesRecorder(name, low=w - self.tolerance, high=w + self.tolerance, step=True)
+                for name, w in zip(self.channels, self.colour, strict=True)
+            ]
+        for recorder, value in zip(self.recorders, colour, strict=True):
+            recorder.add(obs.t, value)
+        text = "(" + ", ".join(f"{c:g}" for c in colour) + ")"
+        if not self.changes or self.changes[-1].text != text:
+            self.changes.append(Event(obs.t, obs.t, text))
+            del self.changes[:-TONES_KEPT]
+        self.samples += 1
+        fits = all(abs(c - w) <= self.tolerance + EPS for c, w in zip(colour, self.colour, strict=True))
+        shown = "(" + ", ".join(f"{c:g}" for c in colour) + f") at {obs.t:.3f} s"
+        if self.during is not None and not fits:
+            self.failure = shown
+        elif self.during is None and fits:
+            self.shown_at = obs.t
+
+    def decided(self) -> bool:
+        """Judged: a colour off in the window, the colour shown by the deadline, or the window over."""
+        end = self.window(math.inf)[1]
+        return self.failure is not None or self.shown_at is not None or self.last_t > end + EPS
+
+    def verdict(self, final: Observation) -> Verdict:
+        """The colour off, when it showed, or that it never did."""
+        if self.failure is not None:
+            return Verdict(False, self.failure)
+        if self.shown_at is not None:
+            return Verdict(True, f"at {self.shown_at:.3f} s")
+        if self.samples == 0:
+            return Verdict(False, f"no colour {window_text(self.window(final.t))}")
+        if self.during is not None:
+            return Verdict(True, f"throughout ({self.samples} samples)")
+        last = ", ".join(f"{r.series().values[-1]:g}" for r in self.recorders)
+        return Verdict(False, f"not by {self.by:g} s (last ({last}))")
+
+    def series(self) -> list[Series]:
+        """Its red, green and blue over the window."""
+        return [recorder.series() for recorder in self.recorders]
+
+    def events(self) -> list[Event]:
+        """The colours it saw in its window, each when it began."""
+        return list(self.changes)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""HIL scenarios: a run described in YAML, its timeline of inputs, and its assertions.
+r"""HIL scenarios: a run described in YAML, its timeline of inputs, and its assertions.
 
 A scenario file says what to run (world, start pose, MCU kind, firmware, behaviour,
 checked mode, seed, link faults), what a user does during the run (a timeline of
@@ -45,6 +45,10 @@ The format, with every assertion kind (times in simulated seconds)::
       - {at: 3.0, command: STOP}
       - {at: 4.0, goto: {x: 1.0, y: 0.0, yaw: 0.0, timeout: 15}}
       - {at: 1.0, fault: {link: both, drop: 0.01, corrupt: 0.01, for: 5.0}}
+      - {at: 0.5, serial: {send: "o 100 100\r", uart: 0}}  # brain none: to robot 0's firmware
+      - {at: 1.0, set: {device: bumper_left, value: 1, for: 0.2}}  # a sensor held (signal: one of several)
+      - {at: 1.0, set: {device: start_button, value: 1, for: 0.2}}  # a button, a knob (V), an IR key
+      - {at: 2.0, set: {device: remote, value: {address: 0, command: 0x45}}}
     assertions:
       - {boards_down: {count: 6, by: 60}}
       - {task_done: {task: light, by: 40}}
@@ -54,11 +58,27 @@ The format, with every assertion kind (times in simulated seconds)::
       - {rtt_below: {link: mcu, max_ms: 40, statistic: max}}
       - {telemetry: {list: TL2, field: heading_deg, min: 0, max: 360, during: [1, 10]}}
       - {state: {field: v, min: -0.01, max: 0.01, during: [2.5, 4.0]}}
+      - {serial: {expect: "^OK$", by: 0.6}}     # or during: [a, b]; uart: N (default: the command UART)
+      - {serial: {forbid: "Invalid", during: [0, 10]}}   # without during: the whole run
+      - {pin: {name: motor_left.enable, min: 0, max: 1024, during: [1, 2]}}  # device.signal or device.pin
+      - {sensor: {device: ultrasonic, signal: distance, min: 10, during: [0, 5]}}
+      - {tone: {device: buzzer, frequency: [430, 450], duration: [0.1, 0.3], during: [0, 5]}}
+      - {led: {device: strip, index: 0, colour: [255, 0, 0], tolerance: 8, by: 2}}  # or during
+
+The robot steps and assertions (``serial``, ``set``, ``pin``, ``sensor``, ``tone``,
+``led``) are about robot 0 and are checked against its profile and its simulator model
+when the file is read (:class:`RobotView`): a serial step on the command UART needs
+``brain: none`` (the control loop owns it otherwise), another UART of the profile
+needs ``mcu: simavr``; a device, signal, pin or value the robot does not have is named
+with what it has. Serial text is matched as it arrives, ``\r\n`` and ``\r`` read as
+``\n`` and ``^``/``$`` at line ends (:class:`~hil_testing.core.checks.SerialText`);
+every byte each UART received goes to ``serial_uart<N>.log`` beside the report.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,9 +90,13 @@ from hil_bringup.core.options import judge, on
 from hil_bringup.core.robots import resolve_robots
 from hil_common.core.config_file import load_yaml
 from hil_common.errors import HilError
+from hil_devices.core.profile import RobotProfile
 from hil_mcu.core.simavr import check_firmware
 from hil_mcu.errors import HilMcuError
 from hil_sim.core.build import default_world_path, world_path
+from hil_sim.core.device_set import DeviceSet
+from hil_sim.core.devices.rgb_leds import led_signal
+from hil_sim.core.robot_model import robot_model_from_profile
 from hil_sim.core.world import Pose, WorldConfig, load_world, start_problem
 from hil_testing.core.checks import (
     BoardsDown,
@@ -80,10 +104,15 @@ from hil_testing.core.checks import (
     Check,
     FailsafeTrips,
     Inside,
+    LedShows,
     NoFailsafe,
     Region,
     RttBelow,
+    SerialExpect,
+    SerialForbid,
     TaskDone,
+    ToneHeard,
+    compile_pattern,
     window_text,
 )
 from hil_testing.core.goto import GotoGoal
@@ -286,8 +315,28 @@ class EndFault:
     owner: int
 
 
-Event = CmdVel | StationCommand | Goto | Fault
-Action = CmdVel | StationCommand | Goto | Fault | EndCmdVel | EndFault
+@dataclass(frozen=True)
+class SerialSend:
+    """Write ``data`` to robot 0's UART ``uart`` at ``at`` (it reaches the MCU in the next period)."""
+
+    at: float
+    data: bytes
+    uart: int
+
+
+@dataclass(frozen=True)
+class SetDevice:
+    """Robot 0's user sets ``device`` to ``value`` at ``at`` (a sensor's ``signal``), for ``seconds``."""
+
+    at: float
+    device: str
+    value: float | Mapping[str, float]
+    seconds: float | None = None
+    signal: str = ""
+
+
+Event = CmdVel | StationCommand | Goto | Fault | SerialSend | SetDevice
+Action = CmdVel | StationCommand | Goto | Fault | SerialSend | SetDevice | EndCmdVel | EndFault
 
 
 class Timeline:
@@ -323,6 +372,72 @@ class Timeline:
         return all(isinstance(a, (EndCmdVel, EndFault)) for _, a in self.actions[self._next :])
 
 
+# --- what the steps may name on robot 0 ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RobotView:
+    """Robot 0 as a scenario's steps see it: its profile, its devices in the simulator, its UARTs."""
+
+    profile: RobotProfile
+    #: The simulator's view of its devices (what can be set, read, overridden).
+    devices: DeviceSet
+    brain: str
+    mcu: str
+
+    @property
+    def command_uart(self) -> int:
+        """The command UART's number."""
+        return self.profile.command.uart
+
+    def uart(self, entry: _Fields) -> int:
+        """The UART a serial step names (``uart``; default: the command UART), checked for the run.
+
+        The command UART is the scenario's with brain none (the control loop owns it
+        otherwise); another UART of the profile only with the firmware in simavr.
+        """
+        ports = {port.uart: port.role for port in self.profile.serial}
+        uart = entry.integer("uart", self.command_uart, minimum=0)
+        if uart not in ports:
+            known = ", ".join(f"{n} ({role})" for n, role in ports.items())
+            raise entry.fail(
+                "uart", f"{uart} is not a UART of robot {self.profile.name} (its UARTs: {known})"
+            )
+        if uart == self.command_uart and self.brain != "none":
+            raise entry.fail(
+                "uart",
+                f"UART {uart} is the command UART, which the control loop owns (brain {self.brain});"
+                " serial steps on it need brain: none",
+            )
+        if uart != self.command_uart and self.mcu != "simavr":
+            raise entry.fail("uart", f"UART {uart} (aux) reaches a pty only with mcu: simavr")
+        return uart
+
+    def device(self, entry: _Fields, key: str = "device") -> str:
+        """A device of the robot's simulator model, named by ``key``."""
+        name = entry.text(key)
+        if name not in self.devices.where:
+            known = ", ".join(self.devices.where) or "none"
+            raise entry.fail(key, f"robot {self.profile.name} has no device {name!r} (its devices: {known})")
+        return name
+
+    def kind(self, name: str) -> str:
+        """The simulator kind of device ``name``."""
+        return self.devices.where[name][0].KIND
+
+
+def robot_view(options: GraphOptions) -> RobotView:
+    """Robot 0 of a run: its profile and its simulator model's devices.
+
+    Raises:
+        HilError: a profile or model the run would refuse.
+    """
+    profile = options.profile(0)
+    return RobotView(
+        profile, DeviceSet(robot_model_from_profile(profile), 1), options.brain_of(0), options.mcu
+    )
+
+
 # --- the scenario ----------------------------------------------------------------------------
 
 
@@ -344,6 +459,8 @@ class Scenario:
     events: tuple[Event, ...] = ()
     #: The assertions as read (kind, fields); :meth:`checks` makes fresh checks of them.
     assertions: tuple[tuple[str, Mapping[str, Any], str], ...] = ()
+    #: Robot 0 as the steps name it (None: not read from a file).
+    view: RobotView | None = field(default=None, compare=False)
 
     def _run(self, name: str) -> Any:
         return self.run.get(name, RUN_DEFAULTS.get(name, getattr(GraphOptions, name)))
@@ -380,7 +497,17 @@ class Scenario:
 
     def checks(self) -> list[Check]:
         """Fresh checks of the assertions, in file order."""
-        return [_CHECKS[kind](_Fields(data, where, str(self.path))) for kind, data, where in self.assertions]
+        return [
+            _make_check(kind, _Fields(data, where, str(self.path)), self.view)
+            for kind, data, where in self.assertions
+        ]
+
+    @property
+    def uarts(self) -> tuple[int, ...]:
+        """The UARTs of robot 0 the timeline writes to or the assertions read (sorted)."""
+        used = {event.uart for event in self.events if isinstance(event, SerialSend)}
+        used |= {c.uart for c in self.checks() if isinstance(c, (SerialExpect, SerialForbid))}
+        return tuple(sorted(used))
 
 
 def graph_options(scenario: Scenario) -> GraphOptions:
@@ -401,7 +528,7 @@ def graph_options(scenario: Scenario) -> GraphOptions:
     )
 
 
-_EVENT_KINDS = ("cmd_vel", "command", "goto", "fault")
+_EVENT_KINDS = ("cmd_vel", "command", "goto", "fault", "serial", "set")
 
 
 def _when(entry: _Fields) -> tuple[str, dict[str, Any]]:
@@ -493,6 +620,145 @@ def _state(entry: _Fields) -> Check:
     return Bounded(label=label, minimum=low, maximum=high, during=during, state=state)
 
 
+def _pattern(entry: _Fields, key: str) -> re.Pattern[str]:
+    text = entry.text(key)
+    if not text:
+        raise entry.fail(key, "empty pattern (it would match at once)")
+    try:
+        return compile_pattern(text)
+    except re.error as exc:
+        raise entry.fail(key, f"not a regular expression: {exc}") from None
+
+
+def _serial(entry: _Fields, view: RobotView) -> Check:
+    kind = _one_kind(entry, ("expect", "forbid"), extra=("uart", "by", "during"))
+    uart = view.uart(entry)
+    pattern = _pattern(entry, kind)
+    on = "" if uart == view.command_uart else f" on UART {uart}"
+    if kind == "forbid":
+        entry.only(("forbid", "uart", "during"))
+        during = entry.interval("during")
+        return SerialForbid(
+            label=f"serial{on} never shows /{pattern.pattern}/ {window_text(during)}",
+            pattern=pattern,
+            uart=uart,
+            during=during,
+        )
+    entry.only(("expect", "uart", "by", "during"))
+    given = [k for k in ("by", "during") if entry.data.get(k) is not None]
+    if len(given) != 1:
+        raise HilTestingError(f"{entry.source}: {entry.where}: give by or during (got {given or 'none'})")
+    if given[0] == "by":
+        by = entry.number("by", minimum=0.0)
+        window, words = (0.0, by), f"by {by:g} s"
+    else:
+        window = entry.interval("during") or (0.0, 0.0)
+        words = window_text(window)
+    return SerialExpect(
+        label=f"serial{on} shows /{pattern.pattern}/ {words}", pattern=pattern, uart=uart, during=window
+    )
+
+
+def _pin(entry: _Fields, view: RobotView) -> Check:
+    entry.only(("name", "min", "max", "during"))
+    device, signal = _pin_signal(entry, view)
+    low, high, during = _bounds(entry)
+    label = f"pin {entry.data['name']} in [{low:g}, {high:g}] {window_text(during)}"
+    return Bounded(label=label, minimum=low, maximum=high, during=during, read=f"input:{device}.{signal}")
+
+
+def _pin_signal(entry: _Fields, view: RobotView) -> tuple[str, str]:
+    """``device.signal`` or ``device.pin`` of a signal the MCU drives on the link, as (device, signal)."""
+    name = entry.text("name")
+    device, _, part = name.partition(".")
+    profile_devices = {d.name: d for d in view.profile.devices}
+    if device not in profile_devices or not part:
+        known = ", ".join(profile_devices) or "none"
+        raise entry.fail("name", f"{name!r} is not <device>.<signal or pin> of a device (devices: {known})")
+    found = profile_devices[device]
+    pin = found.config.pin(part)
+    signal = pin.signal if pin is not None and pin.signal else part
+    if signal in found.tied_signals:
+        raise entry.fail(
+            "name", f"{name!r} is tied in the profile ({dict(found.ties)}), not driven by the MCU"
+        )
+    if (device, signal) not in view.devices.inputs:
+        driven = ", ".join(f"{d}.{s}" for d, s in view.devices.inputs) or "none"
+        raise entry.fail("name", f"{name!r}: not a signal the MCU drives on the link (those: {driven})")
+    return device, signal
+
+
+def _sensor(entry: _Fields, view: RobotView) -> Check:
+    entry.only(("device", "signal", "min", "max", "during"))
+    device = view.device(entry)
+    batch, _ = view.devices.where[device]
+    signal = entry.text("signal")
+    if signal not in batch.OUTPUTS:
+        known = ", ".join(batch.OUTPUTS) or "none"
+        raise entry.fail("signal", f"{signal!r} is not an output of {device} ({batch.KIND}: {known})")
+    low, high, during = _bounds(entry)
+    label = f"sensor {device}.{signal} in [{low:g}, {high:g}] {window_text(during)}"
+    return Bounded(label=label, minimum=low, maximum=high, during=during, read=f"output:{device}.{signal}")
+
+
+def _tone(entry: _Fields, view: RobotView) -> Check:
+    entry.only(("device", "frequency", "duration", "during"))
+    device = view.device(entry)
+    if view.kind(device) != "buzzer":
+        raise entry.fail("device", f"{device} is a {view.kind(device)}, not a buzzer")
+    frequency = entry.interval("frequency")
+    if frequency is None or frequency[0] < 0:
+        raise entry.fail("frequency", "expected [low, high] Hz, low >= 0")
+    duration = entry.interval("duration")
+    during = entry.interval("during")
+    words = f"{frequency[0]:g}..{frequency[1]:g} Hz" + (
+        f" for {duration[0]:g}..{duration[1]:g} s" if duration is not None else ""
+    )
+    return ToneHeard(
+        label=f"{device} sounds {words} {window_text(during)}",
+        read=f"input:{device}.frequency",
+        frequency=frequency,
+        during=during,
+        duration=duration,
+    )
+
+
+def _led(entry: _Fields, view: RobotView) -> Check:
+    entry.only(("device", "index", "colour", "tolerance", "during", "by"))
+    device = view.device(entry)
+    if view.kind(device) != "rgb_leds":
+        raise entry.fail("device", f"{device} is a {view.kind(device)}, not RGB LEDs")
+    batch, index = view.devices.where[device]
+    leds = int(batch.params[index]["leds"])
+    led = entry.integer("index", 0, minimum=0)
+    if led >= leds:
+        raise entry.fail("index", f"{led}: {device} has LEDs 0..{leds - 1}")
+    colour = entry.data.get("colour")
+    if (
+        not isinstance(colour, list)
+        or len(colour) != 3
+        or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in colour)
+    ):
+        raise entry.fail("colour", f"expected [r, g, b], each 0..255, got {colour!r}")
+    tolerance = entry.number("tolerance", 0.0, minimum=0.0, maximum=255.0)
+    given = [k for k in ("during", "by") if entry.data.get(k) is not None]
+    if len(given) != 1:
+        raise HilTestingError(f"{entry.source}: {entry.where}: give during or by (got {given or 'none'})")
+    during = entry.interval("during")
+    by = entry.number("by", minimum=0.0) if given[0] == "by" else None
+    red, green, blue = (f"input:{device}.{led_signal(led, c)}" for c in "rgb")
+    words = window_text(during) if during is not None else f"by {by:g} s"
+    near = f" +-{tolerance:g}" if tolerance else ""
+    return LedShows(
+        label=f"{device}[{led}] shows ({colour[0]}, {colour[1]}, {colour[2]}){near} {words}",
+        channels=(red, green, blue),
+        colour=(float(colour[0]), float(colour[1]), float(colour[2])),
+        tolerance=tolerance,
+        during=during,
+        by=by,
+    )
+
+
 #: Each assertion kind and what makes its check from the entry's fields.
 _CHECKS: dict[str, Callable[[_Fields], Check]] = {
     "boards_down": _boards_down,
@@ -504,6 +770,23 @@ _CHECKS: dict[str, Callable[[_Fields], Check]] = {
     "telemetry": _telemetry,
     "state": _state,
 }
+#: The assertion kinds about robot 0's firmware and devices, made with its :class:`RobotView`.
+_ROBOT_CHECKS: dict[str, Callable[[_Fields, RobotView], Check]] = {
+    "serial": _serial,
+    "pin": _pin,
+    "sensor": _sensor,
+    "tone": _tone,
+    "led": _led,
+}
+ASSERTION_KINDS = (*_CHECKS, *_ROBOT_CHECKS)
+
+
+def _make_check(kind: str, entry: _Fields, view: RobotView | None) -> Check:
+    if kind in _ROBOT_CHECKS:
+        if view is None:
+            raise HilTestingError(f"{entry.source}: {entry.where}: needs the run's robot")
+        return _ROBOT_CHECKS[kind](entry, view)
+    return _CHECKS[kind](entry)
 
 
 def _pair(entry: _Fields, key: str) -> tuple[float, float]:
@@ -548,9 +831,24 @@ def _deadline(entry: _Fields) -> float | None:
     return None
 
 
-def _event(entry: _Fields) -> Event:
+def _event(entry: _Fields, view: RobotView) -> Event:
     kind = _one_kind(entry, _EVENT_KINDS, extra=("at",))
     at = entry.number("at", minimum=0.0)
+    if kind == "serial":
+        body = entry.sub("serial")
+        body.only(("send", "uart"))
+        text = body.text("send")
+        if not text:
+            raise body.fail("send", "empty")
+        try:
+            data = text.encode("latin-1")
+        except UnicodeEncodeError:
+            raise body.fail(
+                "send", "one byte a character: only U+0000..U+00FF (\\xNN in double quotes)"
+            ) from None
+        return SerialSend(at, data, view.uart(body))
+    if kind == "set":
+        return _set_event(at, entry.sub("set"), view)
     if kind == "command":
         text = entry.text("command")
         if not text.strip():
@@ -595,6 +893,35 @@ def _event(entry: _Fields) -> Event:
     )
 
 
+def _set_event(at: float, body: _Fields, view: RobotView) -> SetDevice:
+    """A ``set:`` step, checked as the simulator checks it, and against the link's range."""
+    body.only(("device", "value", "for", "signal"))
+    device = view.device(body)
+    if "value" not in body.data:
+        raise body.fail("value", "missing")
+    value = body.data["value"]
+    signal = body.text("signal", "")
+    try:
+        setting = view.devices.setting(device, value, signal=signal)
+    except HilError as exc:
+        field_name = "signal" if signal and "signal" in str(exc) else "value"
+        raise body.fail(field_name, str(exc).removeprefix(f"robot {view.devices.model.name}: ")) from None
+    seconds = body.optional_number("for", minimum=0.0)
+    if seconds is not None and seconds <= 0:
+        raise body.fail("for", f"{seconds!r}: a hold lasts longer than 0 s")
+    if seconds is not None and view.kind(device) == "ir_remote":
+        raise body.fail("for", "an IR remote's press is an event (one NEC frame): no for")
+    if setting.signal:  # an override: within what the link carries
+        spec = next(d for d in view.profile.devices if d.name == device).config.signal(setting.signal)
+        number = setting.columns[setting.signal]
+        if not spec.min <= number <= spec.max:
+            raise body.fail(
+                "value", f"{number:g} is outside {device}.{setting.signal}'s {spec.min:g}..{spec.max:g}"
+            )
+    parsed = {str(k): float(v) for k, v in value.items()} if isinstance(value, Mapping) else float(value)
+    return SetDevice(at, device, parsed, seconds, setting.signal)
+
+
 def resolve_world(value: str, *, base: Path, source: str) -> str:
     """The world file of ``value``: a world name of hil_sim (``demo``, ``empty``) or a YAML path.
 
@@ -620,14 +947,14 @@ def resolve_world(value: str, *, base: Path, source: str) -> str:
     return str(path)
 
 
-def _events(top: _Fields, duration: float) -> tuple[Event, ...]:
+def _events(top: _Fields, duration: float, view: RobotView) -> tuple[Event, ...]:
     """The timeline's events, each within the duration."""
     timeline = top.data.get("timeline") or []
     if not isinstance(timeline, list):
         raise top.fail("timeline", f"expected a list of events, got {timeline!r}")
     events = []
     for index, item in enumerate(timeline):
-        event = _event(_Fields(item, f"timeline[{index}]", top.source))
+        event = _event(_Fields(item, f"timeline[{index}]", top.source), view)
         where = f"{top.source}: timeline[{index}]"
         if event.at > duration:
             raise HilTestingError(f"{where}.at = {event.at:g} is after the duration {duration:g} s")
@@ -642,7 +969,7 @@ def _events(top: _Fields, duration: float) -> tuple[Event, ...]:
 
 
 def _assertions(
-    top: _Fields, duration: float, world: tuple[str, WorldConfig]
+    top: _Fields, duration: float, world: tuple[str, WorldConfig], view: RobotView
 ) -> tuple[tuple[str, Mapping[str, Any], str], ...]:
     """The assertions as (kind, fields, where), each checked once, within the duration and the run."""
     assertions = top.data.get("assertions")
@@ -651,9 +978,9 @@ def _assertions(
     read = []
     for index, item in enumerate(assertions):
         entry = _Fields(item, f"assertions[{index}]", top.source)
-        kind = _one_kind(entry, tuple(_CHECKS))
+        kind = _one_kind(entry, ASSERTION_KINDS)
         body = entry.sub(kind)
-        check = _CHECKS[kind](body)  # checked now, made fresh per run
+        check = _make_check(kind, body, view)  # checked now, made fresh per run
         deadline = _deadline(body)
         if deadline is not None and deadline > duration:
             raise HilTestingError(
@@ -718,6 +1045,16 @@ def _run_options(top: _Fields, base: Path) -> dict[str, Any]:
     return found
 
 
+def _robot_view(top: _Fields, run: Mapping[str, Any]) -> RobotView:
+    """Robot 0 of the run the file gives (its robot, brain and mcu)."""
+    keys = ("robot", "brain", "mcu")
+    options = {k: v for k, v in {**RUN_DEFAULTS, **run}.items() if k in keys}
+    try:
+        return robot_view(GraphOptions(rtf=0.0, **options))
+    except HilError as exc:
+        raise top.fail("robot", str(exc)) from None
+
+
 def _firmware(top: _Fields, mcu: str, base: Path) -> str:
     """The firmware ELF's path (simavr only, an AVR program), or empty."""
     firmware = top.text("firmware", "")
@@ -772,9 +1109,10 @@ def load_scenario(path: str | Path) -> Scenario:
         spec = top.sub("faults")
         spec.only(("drop", "corrupt"))
         faults = (spec.probability("drop"), spec.probability("corrupt"))
-    events = _events(top, duration)
-    assertions = _assertions(top, duration, world)
     run = _run_options(top, path.parent)
+    view = _robot_view(top, run)
+    events = _events(top, duration, view)
+    assertions = _assertions(top, duration, world, view)
     scenario = Scenario(
         name=top.text("name", path.stem),
         path=path,
@@ -787,6 +1125,7 @@ def load_scenario(path: str | Path) -> Scenario:
         duration=duration,
         events=events,
         assertions=assertions,
+        view=view,
     )
     try:
         graph_options(scenario)

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import math
 
+from hil_sim.core.devices.analog_input import AnalogInput
 from hil_sim.core.devices.base import DeviceModel, Param, resolve_params
 from hil_sim.core.devices.bumper import Bumper
+from hil_sim.core.devices.button import Button
+from hil_sim.core.devices.buzzer import Buzzer
 from hil_sim.core.devices.compass import Compass
 from hil_sim.core.devices.cr_servo import CrServo
 from hil_sim.core.devices.drv8833 import Drv8833
 from hil_sim.core.devices.encoder import Encoder
 from hil_sim.core.devices.imu import Imu
+from hil_sim.core.devices.ir_remote import IrRemote
 from hil_sim.core.devices.l298n import L298n
 from hil_sim.core.devices.l9110s import L9110s
 from hil_sim.core.devices.led import Led
@@ -22,6 +26,7 @@ from hil_sim.core.devices.light import Light
 from hil_sim.core.devices.line import LineSensor
 from hil_sim.core.devices.pwm_dir import PwmDir
 from hil_sim.core.devices.ranger import Ranger
+from hil_sim.core.devices.rgb_leds import RgbLeds
 from hil_sim.core.devices.servo import Servo
 from hil_sim.core.devices.tb6612fng import Tb6612fng
 from hil_sim.core.robot_model import WHEELS, DeviceSpec, RobotModel
@@ -46,6 +51,11 @@ KINDS: dict[str, type[DeviceModel]] = {
         PwmDir,
         CrServo,
         Led,
+        Button,
+        AnalogInput,
+        IrRemote,
+        Buzzer,
+        RgbLeds,
     )
 }
 

@@ -111,9 +111,9 @@ def resolve_params(kind: type[DeviceModel], spec: DeviceSpec, where: str) -> dic
                 continue
             if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) < 2:
                 raise HilSimError(f"{field}: expected a list of at least two numbers")
-            value = tuple(_number(item, f"{field}[{k}]") for k, item in enumerate(value))
+            value = tuple(finite_number(item, f"{field}[{k}]") for k, item in enumerate(value))
         else:
-            value = _number(value, field)
+            value = finite_number(value, field)
             if not param.min <= value <= param.max:
                 unit = f" {param.unit}" if param.unit else ""
                 raise HilSimError(f"{field}: {value:g} is outside {param.min:g}..{param.max:g}{unit}")
@@ -121,7 +121,12 @@ def resolve_params(kind: type[DeviceModel], spec: DeviceSpec, where: str) -> dic
     return values
 
 
-def _number(value: Any, field: str) -> float:
+def finite_number(value: Any, field: str) -> float:
+    """``value`` as a float if it is a finite number (not a bool).
+
+    Raises:
+        HilSimError: naming ``field``.
+    """
     number = math.nan
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
@@ -200,6 +205,9 @@ class DeviceModel:
     DRIVER: ClassVar[bool] = False
     #: A servo: devices may ride on it (:meth:`angle`).
     JOINT: ClassVar[bool] = False
+    #: A device a user sets (a button, a knob, a remote): its outputs are what
+    #: :meth:`set_value` makes them, nothing in the world changes them.
+    USER: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A kind (a subclass with a ``KIND``) takes its parameters and description from models.json."""
@@ -281,6 +289,32 @@ class DeviceModel:
     def angle(self) -> Array:
         """Servos: (n, count) the joint angle (rad, 0 at the centre of the range)."""
         raise NotImplementedError(f"kind {self.KIND} is no joint")
+
+    # --- what a user sets (USER kinds) -------------------------------------------------
+
+    @classmethod
+    def user_value(cls, value: float | Mapping[str, float]) -> dict[str, float]:
+        """USER kinds: a value a user gives, as the output columns it sets (checked).
+
+        The default takes one number for a kind with one output.
+
+        Raises:
+            HilSimError: not a value of this kind (naming what it takes).
+        """
+        if not cls.USER:
+            raise HilSimError(f"kind {cls.KIND} is not set by a user")
+        if isinstance(value, Mapping) or len(cls.OUTPUTS) != 1:
+            raise HilSimError(f"kind {cls.KIND} takes one number, got {value!r}")
+        return {cls.OUTPUTS[0]: finite_number(value, f"kind {cls.KIND}: value")}
+
+    def set_value(self, rows: IndexArray, index: int, columns: Mapping[str, float]) -> None:
+        """USER kinds: the user sets device ``index`` of robots ``rows`` (columns of :meth:`user_value`)."""
+        for name, number in columns.items():
+            self.outputs[rows, index, self.column(name)] = number
+
+    def let_go(self, rows: IndexArray, index: int) -> None:
+        """USER kinds: the user lets go of device ``index`` (a set's time ran out): back to rest."""
+        self.outputs[rows, index] = 0.0
 
     # --- helpers ---------------------------------------------------------------------
 
