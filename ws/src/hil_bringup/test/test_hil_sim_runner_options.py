@@ -152,7 +152,7 @@ BAD_ROBOTS = [
     pytest.param(
         ["--robot", "nope"],
         {},
-        "robot = robot 'nope': no such file or folder, nor a shipped robot (shipped: demo, line_follower",
+        "robot = robot 'nope': no such file or folder, nor a shipped robot (shipped: bluetooth_car, demo,",
         id="unknown-name",
     ),
     pytest.param(

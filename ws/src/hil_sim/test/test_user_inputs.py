@@ -199,7 +199,7 @@ def test_the_sim_node_takes_set_topics_at_its_period_start_and_drops_what_does_n
             return {f"{d}.{s}": v for d, s, v in node.sim.signals(0)}
 
         def taken() -> bool:
-            node.advance()  # a period: what came is taken at its start
+            node.advance_to(node.sim.time + node.period)  # a period: what came is taken at its start
             return values()["start.pressed"] == 1.0 and values()["remote.sends"] == 1.0
 
         probe.wait_for(taken, timeout=20.0, what="the button pressed and the key sent")
