@@ -144,3 +144,27 @@ def test_console_scripts_resolve_to_callables(package: str) -> None:
     for match in ENTRY_POINT.finditer((SRC / package / "setup.py").read_text()):
         module = importlib.import_module(match["module"])
         assert callable(getattr(module, match["func"], None)), f"{match['script']}: no {match['func']}()"
+
+
+#: Files that cite DESIGN.md's sections by name (``DESIGN.md "Run modes"``).
+CITING = ("ws/src", "firmware", "test", "tools", "bench", "README.md")
+
+
+def test_every_design_section_a_file_cites_exists() -> None:
+    lines = (ROOT / "DESIGN.md").read_text().splitlines()
+    headings = {line.lstrip("#").strip() for line in lines if line.startswith("#")}
+    cited: dict[str, list[str]] = {}
+    for top in CITING:
+        base = ROOT / top
+        for path in [base] if base.is_file() else base.rglob("*"):
+            skipped = "build" in path.relative_to(ROOT).parts or path.suffix in {".elf", ".png"}
+            if skipped or not path.is_file():
+                continue
+            try:
+                text = path.read_text()
+            except UnicodeDecodeError:
+                continue
+            for name in re.findall(r'DESIGN(?:\.md)?,? "([^"]+)"', text):
+                cited.setdefault(" ".join(name.split()), []).append(str(path.relative_to(ROOT)))
+    missing = {name: files for name, files in cited.items() if name not in headings}
+    assert not missing, f"DESIGN.md has no such sections: {missing}"

@@ -1,5 +1,5 @@
 /* The SC16IS750 I2C-to-UART bridge of the radio link (--radio-fd): a TWI slave at 0x4D
- * whose UART side is a pty (DESIGN.md "The SC16IS750 in hil_simavr"). */
+ * whose UART side is a pty (DESIGN.md "Firmware in the loop"). */
 #ifndef HIL_SIMAVR_SC16IS750_H
 #define HIL_SIMAVR_SC16IS750_H
 

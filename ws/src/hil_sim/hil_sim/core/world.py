@@ -7,7 +7,7 @@ standing board. A board stands on its short edge; its footprint is ``width`` by
 the board, m/s) it falls and lies flat: its segments are switched off, so it no
 longer blocks the robot or the rangers.
 
-The demo layout (DESIGN.md) is a ring of boards around the robot's start, each with
+The demo layout (worlds/demo.yaml) is a ring of boards around the robot's start, each with
 its broad face toward the centre. Worlds load from YAML::
 
     arena: {width: 4.0, height: 4.0}          # metres, centred on the origin
