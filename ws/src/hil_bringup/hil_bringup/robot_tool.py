@@ -1,10 +1,12 @@
-"""``hil_robot``: check a robot profile, and show what is derived from it.
+"""``hil_robot``: list the shipped robots, check a robot profile, show what is derived from it.
 
+    hil_robot list                                        # the shipped robots, a line each
     hil_robot check demo                                  # a shipped robot, by name
     hil_robot check ~/my_robot                            # a robot folder (its robot.yaml)
     hil_robot show ws/src/hil_robots/robots/rab_style/robot.yaml
 
-``check`` reads the profile (:func:`hil_devices.core.profile.load_profile`: every pin,
+``list`` prints each shipped robot's name, board and description. ``check`` reads
+the profile (:func:`hil_devices.core.profile.load_profile`: every pin,
 parameter, pose, mount, wheel, baud rate and the firmware) and makes everything the
 runs derive from it: the signal link's device set and ids, the simavr coupling of its
 pins, the DC motor model's parameters and the telemetry schema; it prints the warnings
@@ -22,7 +24,14 @@ import sys
 from hil_bridge.core.signal_protocol import SignalLayout, profile_layout
 from hil_common.errors import HilError
 from hil_devices.core.handler_template import handler_dirs, load_templates, needs_of
-from hil_devices.core.profile import RobotProfile, load_profile, mcu_pins, model_devices, telemetry_schema
+from hil_devices.core.profile import (
+    RobotProfile,
+    load_profile,
+    mcu_pins,
+    model_devices,
+    shipped_robots,
+    telemetry_schema,
+)
 from hil_devices.core.wiring import describe
 from hil_firmware.core.sketch_gen import profile_sketch_inputs
 from hil_mcu.core.simavr import profile_coupling
@@ -35,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="hil_robot", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="the shipped robots: name, board, description")
     for name, text in (("check", "check a robot profile"), ("show", "show what a profile derives")):
         command = sub.add_parser(name, help=text)
         command.add_argument("robot", help="a robot.yaml, a robot folder, or a shipped robot's name (demo)")
@@ -103,6 +113,11 @@ def _show(profile: RobotProfile, layout: SignalLayout, coupling: str) -> None:
 def run(argv: list[str] | None = None) -> int:
     """The command line; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.command == "list":
+        for name in shipped_robots():
+            robot = load_profile(name)
+            print(f"{name:22} {robot.board:9} {robot.description}")
+        return 0
     profile = load_profile(args.robot)
     layout, coupling = derive(profile)
     for warning in profile.warnings:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from hil_bringup.robot_tool import main as hil_robot
+from hil_devices.core.profile import shipped_robots
 
 ROBOTS = Path(__file__).resolve().parents[2] / "hil_robots" / "robots"
 
@@ -278,3 +279,10 @@ def test_an_unknown_robot_exits_2_listing_the_shipped_ones(capsys: pytest.Captur
     err = capsys.readouterr().err
     assert "hil_robot: robot 'atlantis': no such file or folder, nor a shipped robot (shipped: " in err
     assert "demo" in err
+
+
+def test_list_prints_every_shipped_robot_with_its_board(capsys: pytest.CaptureFixture[str]) -> None:
+    assert hil_robot(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == shipped_robots()
+    assert any(line.split()[:2] == ["mega_pwm_dir_pid", "mega2560"] for line in lines)

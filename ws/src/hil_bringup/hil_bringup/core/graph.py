@@ -135,8 +135,8 @@ class GraphOptions:
 
     robot: str = option(
         "demo",
-        "The robot (its profile): a shipped robot's name (demo, rab_style, line_follower, "
-        "sonar_servo_avoider) or a robot folder or robot.yaml of your own; robots of different "
+        "The robot (its profile): a shipped robot's name (demo, rab_style...: hil_robot list) "
+        "or a robot folder or robot.yaml of your own; robots of different "
         "profiles: comma-separated, one per robot, the last for the rest (demo,rab_style).",
         reaches=("sim.robot",),
     )
