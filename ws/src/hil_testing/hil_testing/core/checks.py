@@ -580,6 +580,19 @@ class SerialText:
         self._searched = len(self.text)
         return pattern.search(self.text, start)
 
+    def take(
+        self, obs: Observation, *, uart: int, during: Window | None, pattern: re.Pattern[str]
+    ) -> str | None:
+        """Add what ``uart`` received in the period of ``obs`` (if in ``during``); the match it completes."""
+        if not in_window(during, obs.t):
+            return None
+        chunk = obs.serial.get(uart, "")
+        if not chunk:
+            return None
+        self.add(chunk)
+        found = self.search(pattern)
+        return None if found is None else found.group(0)
+
 
 def compile_pattern(text: str) -> re.Pattern[str]:
     """A serial pattern (Python regex, MULTILINE).
@@ -610,15 +623,10 @@ class SerialExpect:
     def observe(self, obs: Observation) -> None:
         """Take the text of the period if it is in the window; match."""
         self.last_t = obs.t
-        if self.matched_at is not None or not in_window(self.during, obs.t):
-            return
-        chunk = obs.serial.get(self.uart, "")
-        if not chunk:
-            return
-        self.text.add(chunk)
-        found = self.text.search(self.pattern)
-        if found is not None:
-            self.matched_at, self.matched = obs.t, found.group(0)
+        if self.matched_at is None:
+            found = self.text.take(obs, uart=self.uart, during=self.during, pattern=self.pattern)
+            if found is not None:
+                self.matched_at, self.matched = obs.t, found
 
     def decided(self) -> bool:
         """Matched, or the window is over."""
@@ -662,15 +670,10 @@ class SerialForbid:
     def observe(self, obs: Observation) -> None:
         """Take the text of the period if it is in the window; look for the pattern."""
         self.last_t = obs.t
-        if self.found_at is not None or not in_window(self.during, obs.t):
-            return
-        chunk = obs.serial.get(self.uart, "")
-        if not chunk:
-            return
-        self.text.add(chunk)
-        found = self.text.search(self.pattern)
-        if found is not None:
-            self.found_at, self.found = obs.t, found.group(0)
+        if self.found_at is None:
+            found = self.text.take(obs, uart=self.uart, during=self.during, pattern=self.pattern)
+            if found is not None:
+                self.found_at, self.found = obs.t, found
 
     def decided(self) -> bool:
         """Found, or the window is over."""
