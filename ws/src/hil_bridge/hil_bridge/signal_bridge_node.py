@@ -35,7 +35,7 @@ from hil_common import qos
 from hil_common.core.loop_timing import DeadlineScheduler, LoopStats
 from hil_common.core.param_spec import ParamSpec
 from hil_common.core.ports import InPort, OutPort
-from hil_common.core.stepping import SimulatedClock
+from hil_common.core.stepping import RunningTime, SimulatedClock
 from hil_common.errors import HilError
 from hil_common.node_runtime import CLOCK_TIMEOUT, diagnostic_array, node_thread, run_node, sim_clock_of
 from hil_common.parameters import declare_parameters
@@ -137,6 +137,7 @@ class SignalBridgeNode(Node):
         #: Lockstep: exchanges done since follow() (the next is due at start + count * period).
         self._start = 0.0
         self._exchanges = 0
+        self._running_time = RunningTime()
         self._stop = threading.Event()
         self._thread = node_thread(self, self.run, name="signal-exchange", stopping=self._stop)
         self.get_logger().info(
@@ -160,20 +161,19 @@ class SignalBridgeNode(Node):
         """Lockstep: exchange by :meth:`advance_to`, reopen the port on ``clock``'s time."""
         self.link.use_clock(clock)
         self.sim_clock = None  # the clock moves as the run is stepped: nothing to watch
-        self._start, self._exchanges = clock(), 0
+        self._running_time = RunningTime()
+        self._start, self._exchanges = self._running_time.at(clock()), 0
 
     def advance_to(self, t: float) -> None:
         """Lockstep: the exchange due by simulated time ``t``, if one is (one per period).
 
-        A world reset takes simulated time back to 0: the exchanges count from there.
+        The bridge's time runs on across a world reset (:class:`RunningTime`).
         """
-        due = self._start + self._exchanges * self.period
-        if t + 1e-9 < due - self.period:
-            self._start, self._exchanges = t, 0
-        elif t + 1e-9 < due:
+        now = self._running_time.at(t)
+        if now + 1e-9 < self._start + self._exchanges * self.period:
             return
-        self._exchanges = max(self._exchanges + 1, int((t - self._start) / self.period + 1e-9) + 1)
-        self._exchange(t)
+        self._exchanges = max(self._exchanges + 1, int((now - self._start) / self.period + 1e-9) + 1)
+        self._exchange(now)
 
     def on_from_sim(self, message: SignalArray) -> None:
         """Take the simulator's latest values for the MCU's inputs."""

@@ -16,11 +16,11 @@ def test_running_time_is_the_simulated_time_until_it_runs_back() -> None:
 
 def test_after_a_reset_the_running_time_goes_on_from_where_it_was() -> None:
     running = RunningTime()
-    running.at(4.0)
-    assert running.at(0.0) == 4.0  # the world went back to 0
-    assert running.at(0.5) == pytest.approx(4.5)
-    running.at(0.25)  # and again
-    assert running.at(1.0) == pytest.approx(5.25)
+    assert [running.at(t) for t in (0.0, 0.005, 0.01)] == [0.0, 0.005, 0.01]
+    # The world ran the period from 0.01 to 0.015, then went back to 0.
+    assert running.at(0.0) == pytest.approx(0.015)
+    assert running.at(0.005) == pytest.approx(0.02)
+    assert running.at(0.0) == pytest.approx(0.025)  # and again: every period counts in full
 
 
 @given(st.lists(st.floats(min_value=0.0, max_value=1e6), min_size=1, max_size=50))

@@ -53,18 +53,24 @@ class RunningTime:
     A world reset takes simulated time back to 0. A part's own timers (frame deadlines,
     heartbeats, a behaviour's phases) run on from where they were, as they do on the
     wall clock in real time: from a reset on, the part's time is the simulated time
-    plus what had passed before it.
+    plus the reset's moment on the part's time. The runner calls a part at the start of
+    each period, so the reset's moment is the part's last time plus the period the world
+    ran after that call (as long as the one before it); the periods after a reset count
+    in full.
     """
 
     def __init__(self) -> None:
         self._offset = 0.0
         self._last = float("-inf")
+        self._step = 0.0
 
     def at(self, t: float) -> float:
         """The part's time at simulated time ``t``."""
         now = t + self._offset
-        if now < self._last:
-            self._offset += self._last - now
-            now = self._last
+        if now < self._last:  # the world's time ran back: it started again from 0
+            self._offset = self._last + self._step
+            now = t + self._offset
+        elif self._last > float("-inf"):
+            self._step = now - self._last
         self._last = now
         return now
