@@ -264,13 +264,22 @@ static void pwm_stats(FILE *out) {
     fputc(']', out);
 }
 
-int pwm_comparator_pulse(int pin, double *high_cycles, double *period_cycles) {
+/* The timer comparator that drives ``pin`` as a device to read (0: not a timer pin). */
+static int pin_comparator(int pin, pwm_device *d) {
     const board_t *board = harness_board();
     const board_pin *p = board_pin_at(board, pin);
     if (!p || !p->timer) {
         return 0;
     }
-    pwm_device d = {.pin = pin, .timer = board_timer_named(board, p->timer), .comparator = p->comparator};
+    *d = (pwm_device){.pin = pin, .timer = board_timer_named(board, p->timer), .comparator = p->comparator};
+    return 1;
+}
+
+int pwm_comparator_pulse(int pin, double *high_cycles, double *period_cycles) {
+    pwm_device d;
+    if (!pin_comparator(pin, &d)) {
+        return 0;
+    }
     int running = 0;
     double period = 0;
     double duty = comparator_duty(&d, &running, &period);
@@ -307,19 +316,17 @@ static int constant(pwm_wave_t *w, uint8_t level) {
 }
 
 int pwm_wave(int pin, pwm_wave_t *w) {
-    const board_t *board = harness_board();
-    const board_pin *p = board_pin_at(board, pin);
-    if (!p || !p->timer) {
+    pwm_device d;
+    if (!pin_comparator(pin, &d)) {
         return 0;
     }
-    pwm_device d = {.pin = pin, .timer = board_timer_named(board, p->timer), .comparator = p->comparator};
     int running = 0;
     double period = 0;
     double duty = comparator_duty(&d, &running, &period);
     if (duty < 0) {
         return 0;
     }
-    w->timer = p->timer;
+    w->timer = d.timer->name;
     comparator_regs r;
     read_regs(d.timer, d.comparator, &r);
     double cycles = prescale(d.timer, r.cs);
