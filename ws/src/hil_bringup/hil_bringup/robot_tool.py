@@ -19,6 +19,7 @@ the field).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from hil_bridge.core.signal_protocol import SignalLayout, profile_layout
@@ -140,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     except HilError as exc:
         print(f"hil_robot: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader left (hil_robot list | head): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

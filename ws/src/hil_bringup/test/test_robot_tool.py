@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -286,3 +288,16 @@ def test_list_prints_every_shipped_robot_with_its_board(capsys: pytest.CaptureFi
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == shipped_robots()
     assert any(line.split()[:2] == ["mega_pwm_dir_pid", "mega2560"] for line in lines)
+
+
+def test_list_into_a_reader_that_leaves_early_exits_0_without_a_traceback() -> None:
+    result = subprocess.run(
+        f"{sys.executable} -m hil_bringup.robot_tool list | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.stdout.split()[0] == shipped_robots()[0]
+    assert "Traceback" not in result.stderr, result.stderr
