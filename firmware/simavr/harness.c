@@ -19,11 +19,12 @@
  *   - trace.c: the pin trace, a VCD file of chosen pins timed in AVR cycles (--trace FILE
  *     --trace-pin NAME=PIN..., optional).
  *
- * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" (and each
- * UART's " uartN <bytes read from its pty> <bytes written to it>") once the
- * AVR has reached that cycle (the simulator's step); otherwise the AVR is paced to the
- * wall clock (--rtf scales it), and a JSON stats line goes to stdout every
- * --stats-period seconds. "stats" on stdin prints one at once.
+ * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" (and the
+ * signal link's " signal <bytes read from its pty> <bytes written to it>", each UART's
+ * " uartN <read> <written>") once the AVR has reached that cycle (the simulator's
+ * step); otherwise the AVR is paced to the wall clock (--rtf scales it), and a JSON
+ * stats line goes to stdout every --stats-period seconds. "stats" on stdin prints one
+ * at once.
  *
  * Resets: "reset" on stdin (answered "ok <cycle>" in lockstep), and the first open of
  * the command link's pty (the open watch: DTR on a real UNO, Nano or Mega), reset the
@@ -329,6 +330,7 @@ static void run_lockstep(void) {
             run_until(target);
             harness_flush_links();
             printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
+            signal_link_report(stdout);
             uart_link_report(stdout);
             printf("\n");
             fflush(stdout);
@@ -338,6 +340,7 @@ static void run_lockstep(void) {
         } else if (strncmp(line, "reset", 5) == 0) {
             reset_avr(1);
             printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
+            signal_link_report(stdout);
             uart_link_report(stdout);
             printf("\n");
             fflush(stdout);

@@ -60,6 +60,7 @@ static struct {
     uint8_t decode_buffer[HIL_FRAME_SIZE(MAX_SIGNALS, 1)];
     queue_t out;
     uint64_t tx_dropped, frames_sent;
+    uint64_t fd_read, fd_written; /* bytes read from and written to the pty */
 } sl = {.fd = -1, .period_us = 5000};
 
 static const signal_kind *find_kind(const char *name, uint8_t output) {
@@ -188,13 +189,20 @@ static void signal_poll(void *param) {
     uint8_t buffer[4096];
     ssize_t n;
     while ((n = read(sl.fd, buffer, sizeof buffer)) > 0) {
+        sl.fd_read += (uint64_t)n;
         take_frames(buffer, n);
     }
 }
 
 static void signal_flush(void *param) {
     (void)param;
-    queue_flush(&sl.out, sl.fd, &sl.tx_dropped);
+    sl.fd_written += queue_flush(&sl.out, sl.fd, &sl.tx_dropped);
+}
+
+void signal_link_report(FILE *out) {
+    if (sl.fd >= 0) {
+        fprintf(out, " signal %" PRIu64 " %" PRIu64, sl.fd_read, sl.fd_written);
+    }
 }
 
 static avr_cycle_count_t frame_timer(avr_t *avr, avr_cycle_count_t when, void *param) {

@@ -62,4 +62,9 @@ void signal_link_start(void);
 /* The frame period in AVR cycles (what the simulator's values are spread over). */
 double signal_link_period_cycles(void);
 
+/* Lockstep: " signal <bytes read from the pty> <bytes written to it>" (nothing without a
+ * signal link), for the "ok" reply: the reader on the other end waits for every byte
+ * written (the kernel passes pty bytes on in deferred work). */
+void signal_link_report(FILE *out);
+
 #endif

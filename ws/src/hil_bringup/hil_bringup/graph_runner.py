@@ -210,6 +210,17 @@ def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters, opti
     return node
 
 
+@dataclass(frozen=True)
+class _HarnessSignal:
+    """Counts the bytes the firmware's harness has written to its signal pty (as of its last step)."""
+
+    mcu: SimavrMcuNode
+
+    def __call__(self) -> int:
+        process = self.mcu.process
+        return process.signal_bytes[1] if process is not None else 0
+
+
 def _pair(link: SerialLink, pty: PtyPair) -> None:
     """Lockstep: ``link`` and the in-process ``pty`` it opened each read all the other writes."""
     link.owe(lambda: pty.bytes_written)
@@ -717,20 +728,28 @@ class GraphRunner:
         paired with the link that opened it, by path: each end learns how many bytes the
         other wrote (``owe``), and a read waits, bounded, for the ones the kernel has not
         passed on yet (``hil_bridge.core.lockstep_io``). The firmware in simavr writes
-        its ptys from the harness process, which counts nothing here: those reads stay
-        as they are.
+        its ptys from the harness process, which counts its bytes in its answer to each
+        step: the link that opened its signal pty is owed those (the UARTs' user ends
+        are paired in :meth:`_open_serial` and :meth:`_open_uarts`; its radio pty's
+        reads stay as they are).
         """
         masters = [proxy.pty for proxy in self.proxies]
+        harnesses: dict[str, SimavrMcuNode] = {}
         for each in self.chains:
             if isinstance(each.mcu, VirtualMcuNode):
                 masters += [each.mcu.command, each.mcu.signal]
                 if each.mcu.radio is not None:
                     masters.append(each.mcu.radio)
+            elif isinstance(each.mcu, SimavrMcuNode):
+                harnesses[each.mcu.signal.path] = each.mcu
         by_path = {pty.path: pty for pty in masters}
         for link in self._links():
             pty = by_path.get(link.port)
             if pty is not None and pty.owed is None:
                 _pair(link, pty)
+            mcu = harnesses.get(link.port)
+            if mcu is not None and (link.owed is None or link.owed.written != _HarnessSignal(mcu)):
+                link.owe(_HarnessSignal(mcu))  # paired anew with a restarted MCU's harness
 
     def _links(self) -> list[SerialLink]:
         """Every serial link the run's nodes and proxies open (loops, bridges, radio modules)."""

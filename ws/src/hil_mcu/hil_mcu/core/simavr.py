@@ -43,6 +43,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,11 @@ SOFT_UART_BAUDS = (300, 250_000)
 MAX_BOOT_DELAY_S = 10.0
 #: How long a lockstep step may take before the harness counts as hung.
 STEP_TIMEOUT_S = 60.0
+#: Lockstep: how long a request spins for the harness's answer before it sleeps for it,
+#: when this process may run on two cores or more (the harness has another). A step of
+#: the AVR takes about a millisecond: sleeping through it let the core idle, and the
+#: wake-up and the cold caches after it cost the runner a tenth of the step.
+REPLY_SPIN_S = 0.01
 #: How long the harness gets to leave after SIGTERM before it is killed.
 STOP_TIMEOUT_S = 2.0
 #: simavr's own messages on the harness's stderr start with this.
@@ -937,6 +943,9 @@ class SimavrProcess:
         #: Lockstep: each UART's bytes taken from its pty and written to it so far
         #: (UART number -> (read, written)), as of the last step.
         self.uart_bytes: dict[int, tuple[int, int]] = {}
+        #: Lockstep: the signal link's bytes taken from its pty and written to it so far.
+        self.signal_bytes = (0, 0)
+        self._reply_spin_s = REPLY_SPIN_S if len(os.sched_getaffinity(0)) > 1 else 0.0
         self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
         soft_fds = [int(link.link) for link in soft_uarts]
@@ -1008,14 +1017,18 @@ class SimavrProcess:
         self._take_ok(self._request(f"run {cycle}"), f"run {cycle}")
 
     def _take_ok(self, reply: str, request: str) -> None:
-        """``ok <cycle> [uartN <read> <written>]...``: the cycle and the UARTs' byte counts."""
+        """``ok <cycle> [signal <read> <written>] [uartN <read> <written>]...``: the byte counts."""
         words = reply.split()
         try:
             if words[0] != "ok" or (len(words) - 2) % 3:
                 raise ValueError
             self.cycle = int(words[1])
             for k in range(2, len(words), 3):
-                self.uart_bytes[int(words[k].removeprefix("uart"))] = (int(words[k + 1]), int(words[k + 2]))
+                counts = (int(words[k + 1]), int(words[k + 2]))
+                if words[k] == "signal":
+                    self.signal_bytes = counts
+                else:
+                    self.uart_bytes[int(words[k].removeprefix("uart"))] = counts
         except (ValueError, IndexError):
             raise HilMcuError(f"hil_simavr answered {reply!r} to {request}") from None
 
@@ -1050,7 +1063,7 @@ class SimavrProcess:
             stdin.flush()
         except (BrokenPipeError, ValueError):
             raise HilMcuError(f"hil_simavr has exited: {self.failure()}") from None
-        ready, _, _ = select.select([stdout], [], [], STEP_TIMEOUT_S)
+        ready = self._spin_for(stdout) or select.select([stdout], [], [], STEP_TIMEOUT_S)[0]
         reply = stdout.readline() if ready else ""
         if not reply:
             if not ready:
@@ -1059,6 +1072,15 @@ class SimavrProcess:
                 self.process.wait(timeout=STOP_TIMEOUT_S)  # its output closed: it is on its way out
             raise HilMcuError(f"hil_simavr has exited: {self.failure()}")
         return reply.strip()
+
+    def _spin_for(self, stdout: IO[str]) -> bool:
+        """Whether ``stdout`` became readable within the reply spin (yielding the core meanwhile)."""
+        deadline = time.perf_counter() + self._reply_spin_s
+        while time.perf_counter() < deadline:
+            if select.select([stdout], [], [], 0)[0]:
+                return True
+            os.sched_yield()  # a process that shares this core (under load) runs now
+        return False
 
     # --- real time ----------------------------------------------------------------------------
 
