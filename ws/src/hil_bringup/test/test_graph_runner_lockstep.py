@@ -44,6 +44,39 @@ def test_lockstep_reads_are_paired_again_after_an_unplug_and_replug() -> None:
 
 
 @pytest.mark.ros
+def test_the_bridge_takes_each_frame_of_the_firmware_in_simavr_in_its_period_also_after_a_restart() -> None:
+    """The harness counts its signal bytes; the bridge's reads wait for them, paired anew after a restart."""
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards"))
+    runner.start()
+    try:
+        for _ in range(20):
+            runner.step()
+        first = runner.bridge.link.owed
+        received = runner.bridge.exchange.frames_received
+        for _ in range(100):
+            runner.step()
+        assert runner.bridge.exchange.frames_received - received == 100  # one frame a period
+        runner.kill_mcu()
+        for _ in range(10):
+            runner.step()
+        runner.restart_mcu()
+        deadline = time.monotonic() + 30.0  # a wall-clock bound in case the reopen never comes
+        while runner.bridge.link.state is not LinkState.OPEN and time.monotonic() < deadline:
+            runner.step()
+        for _ in range(20):
+            runner.step()
+        received = runner.bridge.exchange.frames_received
+        for _ in range(100):
+            runner.step()
+        assert runner.bridge.exchange.frames_received - received == 100
+        owed = runner.bridge.link.owed
+        assert first is not None and owed is not None and owed is not first  # the new harness's counts
+        assert (first.short_reads, owed.short_reads) == (0, 0)
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
 def test_the_bridge_exchanges_every_period_also_after_a_world_reset() -> None:
     """A reset takes simulated time back to 0; the bridge's exchanges count from there."""
     runner = GraphRunner(GraphOptions(rtf=0.0, mcu="virtual", behaviour="boards"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hil_bridge.core.defaults import signal_layout
+from hil_bridge.core.lockstep_io import read_rest
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.signal_protocol import SignalLayout
 from hil_devices.core.devices import DeviceInstance, device_from_mapping
@@ -593,3 +595,28 @@ def test_lockstep_harness_reaches_the_cycle_asked_and_reports_it(tmp_path: Path)
         finally:
             process.stop()
         assert not process.running
+
+
+def test_lockstep_answers_count_the_signal_links_bytes_and_every_one_reaches_the_reader() -> None:
+    """The signal link's counts in each "ok": a lockstep reader waits for what the kernel still holds."""
+    with PtyPair() as command, PtyPair() as signal:
+        process = SimavrProcess(
+            build_firmware(FirmwareOptions()),
+            command_fd=command.master_fd,
+            signal_fd=signal.master_fd,
+            coupling=DEMO_COUPLING,
+            lockstep=True,
+        )
+        reader = signal.user_end()
+        try:
+            received = 0
+            for step in range(1, 21):
+                process.run_to(cycles(step * 0.005))
+                taken, written = process.signal_bytes
+                received += len(read_rest(reader, written - received, timeout=5.0))
+                assert received == written > 0  # a frame every step, all of it there to read
+            assert taken == 0  # nothing was written to the harness
+            assert process.stats()["frames_sent"] == 20
+        finally:
+            os.close(reader)
+            process.stop()
