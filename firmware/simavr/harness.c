@@ -20,8 +20,8 @@
  *     --trace-pin NAME=PIN..., optional).
  *
  * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" (and the
- * signal link's " signal <bytes read from its pty> <bytes written to it>", each UART's
- * " uartN <read> <written>") once the AVR has reached that cycle (the simulator's
+ * signal link's " signal <bytes read from its pty> <bytes written to it>", the radio's
+ * " radio <read> <written>", each UART's " uartN <read> <written>") once the AVR has reached that cycle (the simulator's
  * step); otherwise the AVR is paced to the wall clock (--rtf scales it), and a JSON
  * stats line goes to stdout every --stats-period seconds. "stats" on stdin prints one
  * at once.
@@ -331,6 +331,7 @@ static void run_lockstep(void) {
             harness_flush_links();
             printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
             signal_link_report(stdout);
+            sc16is750_report(stdout);
             uart_link_report(stdout);
             printf("\n");
             fflush(stdout);
@@ -341,6 +342,7 @@ static void run_lockstep(void) {
             reset_avr(1);
             printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
             signal_link_report(stdout);
+            sc16is750_report(stdout);
             uart_link_report(stdout);
             printf("\n");
             fflush(stdout);

@@ -34,6 +34,7 @@ static struct {
     uint8_t regs[16], dl[2], overrun;
     twi_registers bus;
     uint64_t rx, tx, rx_overflow, tx_overflow, tx_dropped;
+    uint64_t fd_read, fd_written; /* bytes read from and written to the pty */
 } radio = {.fd = -1};
 
 static int fifo_push(fifo_t *f, uint8_t byte) {
@@ -144,11 +145,17 @@ static avr_cycle_count_t radio_timer(avr_t *avr, avr_cycle_count_t when, void *p
 /* What the module wrote waits here for the wire (the rest in the tty). */
 static void radio_poll(void *param) {
     (void)param;
-    queue_read(&radio.in, radio.fd);
+    radio.fd_read += queue_read(&radio.in, radio.fd);
 }
 static void radio_flush(void *param) {
     (void)param;
-    queue_flush(&radio.out, radio.fd, &radio.tx_dropped);
+    radio.fd_written += queue_flush(&radio.out, radio.fd, &radio.tx_dropped);
+}
+
+void sc16is750_report(FILE *out) {
+    if (radio.fd >= 0) {
+        fprintf(out, " radio %" PRIu64 " %" PRIu64, radio.fd_read, radio.fd_written);
+    }
 }
 
 static void radio_stats(FILE *out) {

@@ -211,14 +211,16 @@ def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters, opti
 
 
 @dataclass(frozen=True)
-class _HarnessSignal:
-    """Counts the bytes the firmware's harness has written to its signal pty (as of its last step)."""
+class _HarnessWritten:
+    """Counts the bytes the firmware's harness has written to a link's pty (as of its last step)."""
 
     mcu: SimavrMcuNode
+    #: "signal" or "radio" (:attr:`hil_mcu.core.simavr.SimavrProcess.link_bytes`).
+    link: str
 
     def __call__(self) -> int:
         process = self.mcu.process
-        return process.signal_bytes[1] if process is not None else 0
+        return process.link_bytes.get(self.link, (0, 0))[1] if process is not None else 0
 
 
 def _pair(link: SerialLink, pty: PtyPair) -> None:
@@ -729,27 +731,28 @@ class GraphRunner:
         other wrote (``owe``), and a read waits, bounded, for the ones the kernel has not
         passed on yet (``hil_bridge.core.lockstep_io``). The firmware in simavr writes
         its ptys from the harness process, which counts its bytes in its answer to each
-        step: the link that opened its signal pty is owed those (the UARTs' user ends
-        are paired in :meth:`_open_serial` and :meth:`_open_uarts`; its radio pty's
-        reads stay as they are).
+        step: the links that opened its signal and radio ptys are owed those (the UARTs'
+        user ends are paired in :meth:`_open_serial` and :meth:`_open_uarts`).
         """
         masters = [proxy.pty for proxy in self.proxies]
-        harnesses: dict[str, SimavrMcuNode] = {}
+        harnesses: dict[str, _HarnessWritten] = {}
         for each in self.chains:
             if isinstance(each.mcu, VirtualMcuNode):
                 masters += [each.mcu.command, each.mcu.signal]
                 if each.mcu.radio is not None:
                     masters.append(each.mcu.radio)
             elif isinstance(each.mcu, SimavrMcuNode):
-                harnesses[each.mcu.signal.path] = each.mcu
+                harnesses[each.mcu.signal.path] = _HarnessWritten(each.mcu, "signal")
+                if each.mcu.radio is not None:
+                    harnesses[each.mcu.radio.path] = _HarnessWritten(each.mcu, "radio")
         by_path = {pty.path: pty for pty in masters}
         for link in self._links():
             pty = by_path.get(link.port)
             if pty is not None and pty.owed is None:
                 _pair(link, pty)
-            mcu = harnesses.get(link.port)
-            if mcu is not None and (link.owed is None or link.owed.written != _HarnessSignal(mcu)):
-                link.owe(_HarnessSignal(mcu))  # paired anew with a restarted MCU's harness
+            written = harnesses.get(link.port)
+            if written is not None and (link.owed is None or link.owed.written != written):
+                link.owe(written)  # paired anew with a restarted MCU's harness
 
     def _links(self) -> list[SerialLink]:
         """Every serial link the run's nodes and proxies open (loops, bridges, radio modules)."""

@@ -77,6 +77,32 @@ def test_the_bridge_takes_each_frame_of_the_firmware_in_simavr_in_its_period_als
 
 
 @pytest.mark.ros
+def test_the_radio_module_reads_every_byte_the_firmware_in_simavr_sent() -> None:
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", radio=True, brain="none", world="empty"))
+    runner.start()
+    try:
+        port, chain = runner.serial, runner.chains[0]
+        assert port is not None and chain.radio is not None and chain.mcu is not None
+        while runner.sim.sim.time < 1.5:  # past the bootloader's wait
+            runner.step()
+        reads = []
+        for packet in range(20):
+            port.write(b"RTX,*,HELLO%d\n" % packet)  # the MCU relays it to the radio module
+            for _ in range(10):
+                runner.step()
+            process = chain.mcu.process
+            assert process is not None
+            # The module reads every 20 ms: each read takes all the harness wrote by then.
+            reads.append((chain.radio.link.bytes_in, process.link_bytes["radio"][1]))
+        assert all(read == written for read, written in reads[1:]), reads
+        assert chain.radio.link.bytes_in > 20 * len(b"HELLO0")
+        owed = chain.radio.link.owed
+        assert owed is not None and owed.short_reads == 0
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
 def test_the_bridge_exchanges_every_period_also_after_a_world_reset() -> None:
     """A reset takes simulated time back to 0; the bridge's exchanges count from there."""
     runner = GraphRunner(GraphOptions(rtf=0.0, mcu="virtual", behaviour="boards"))

@@ -612,10 +612,11 @@ def test_lockstep_answers_count_the_signal_links_bytes_and_every_one_reaches_the
             received = 0
             for step in range(1, 21):
                 process.run_to(cycles(step * 0.005))
-                taken, written = process.signal_bytes
+                taken, written = process.link_bytes["signal"]
                 received += len(read_rest(reader, written - received, timeout=5.0))
                 assert received == written > 0  # a frame every step, all of it there to read
             assert taken == 0  # nothing was written to the harness
+            assert "radio" not in process.link_bytes  # it has none
             assert process.stats()["frames_sent"] == 20
         finally:
             os.close(reader)

@@ -943,8 +943,9 @@ class SimavrProcess:
         #: Lockstep: each UART's bytes taken from its pty and written to it so far
         #: (UART number -> (read, written)), as of the last step.
         self.uart_bytes: dict[int, tuple[int, int]] = {}
-        #: Lockstep: the signal link's bytes taken from its pty and written to it so far.
-        self.signal_bytes = (0, 0)
+        #: Lockstep: the signal link's and the radio's bytes taken from their ptys and
+        #: written to them so far ("signal", "radio" -> (read, written)), as of the last step.
+        self.link_bytes: dict[str, tuple[int, int]] = {}
         self._reply_spin_s = REPLY_SPIN_S if len(os.sched_getaffinity(0)) > 1 else 0.0
         self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
@@ -1017,7 +1018,7 @@ class SimavrProcess:
         self._take_ok(self._request(f"run {cycle}"), f"run {cycle}")
 
     def _take_ok(self, reply: str, request: str) -> None:
-        """``ok <cycle> [signal <read> <written>] [uartN <read> <written>]...``: the byte counts."""
+        """``ok <cycle> [signal|radio|uartN <read> <written>]...``: the cycle and the links' byte counts."""
         words = reply.split()
         try:
             if words[0] != "ok" or (len(words) - 2) % 3:
@@ -1025,8 +1026,8 @@ class SimavrProcess:
             self.cycle = int(words[1])
             for k in range(2, len(words), 3):
                 counts = (int(words[k + 1]), int(words[k + 2]))
-                if words[k] == "signal":
-                    self.signal_bytes = counts
+                if words[k] in ("signal", "radio"):
+                    self.link_bytes[words[k]] = counts
                 else:
                     self.uart_bytes[int(words[k].removeprefix("uart"))] = counts
         except (ValueError, IndexError):
