@@ -678,15 +678,8 @@ class GraphRunner:
     def _step(self) -> None:
         sim, chains = self.sim, self.chains
         now = sim.sim.time
+        self._step_mcus(now)
         for each in chains:
-            if each.mcu is not None:
-                self._stepping = each.mcu
-                ports = each.ports()
-                for port in ports:
-                    port.deliver()
-                each.mcu.advance_to(now)
-                for port in ports:
-                    port.collect()
             if each.radio is not None:
                 self._stepping = each.radio
                 each.radio.advance_to(now)
@@ -721,6 +714,29 @@ class GraphRunner:
             self._stepping = loop
             loop.advance_to(now)
         self._stepping = None
+
+    def _step_mcus(self, now: float) -> None:
+        """Lockstep: every simulated MCU's step to ``now``, the user's UART bytes before it and after.
+
+        The firmwares in simavr run their steps side by side (each harness is its own
+        process, and none reads another's output within a step); the virtual MCUs in turn.
+        """
+        for each in self.chains:
+            if each.mcu is not None:
+                self._stepping = each.mcu
+                for port in each.ports():
+                    port.deliver()
+                if isinstance(each.mcu, SimavrMcuNode):
+                    each.mcu.start_advance(now)
+        for each in self.chains:
+            if each.mcu is not None:
+                self._stepping = each.mcu
+                if isinstance(each.mcu, SimavrMcuNode):
+                    each.mcu.finish_advance()
+                else:
+                    each.mcu.advance_to(now)
+                for port in each.ports():
+                    port.collect()
 
     def _owe_reads(self) -> None:
         """Lockstep: every pty read here takes all its peer in this process has written.

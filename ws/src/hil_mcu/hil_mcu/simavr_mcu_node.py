@@ -263,7 +263,7 @@ class SimavrMcuNode(Node):
         self.clock: SimulatedClock = time.monotonic
         self._start_time = 0.0
         self._running_time = RunningTime()
-        self._next_report = 0.0
+        self._next_report = self._advancing_to = 0.0  # the time of the step under way (lockstep)
         self._previous: tuple[float, float, float] | None = None  # wall, avr seconds, dropped
         self.diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", qos.PUBLISHER)
         self._stop = threading.Event()
@@ -394,14 +394,28 @@ class SimavrMcuNode(Node):
 
         The AVR's time runs on across a world reset (:class:`RunningTime`), as a real one's does.
         """
-        now = self._running_time.at(t)
+        self.start_advance(t)
+        self.finish_advance()
+
+    def start_advance(self, t: float) -> None:
+        """Lockstep: set the AVR running up to simulated time ``t`` in its harness, and return.
+
+        :meth:`finish_advance` waits for it: several harnesses run a step side by side.
+        """
         process = self.process
         if process is None:
             raise HilMcuError("simavr_mcu: advance_to() before follow()")
+        self._advancing_to = now = self._running_time.at(t)
         if self._reset_pending:
             self._reset_pending = False
             process.reset()
-        process.run_to(cycles(now - self._start_time))
+        process.start_run(cycles(now - self._start_time))
+
+    def finish_advance(self) -> None:
+        """Lockstep: wait for the step :meth:`start_advance` began; its bytes are in the ptys then."""
+        process, now = self.process, self._advancing_to
+        assert process is not None
+        process.finish_run()
         if now >= self._next_report:
             self._next_report = now + DIAGNOSTICS_PERIOD
             self.stats = process.stats()

@@ -597,6 +597,38 @@ def test_lockstep_harness_reaches_the_cycle_asked_and_reports_it(tmp_path: Path)
         assert not process.running
 
 
+def test_two_harnesses_run_their_steps_side_by_side_and_one_step_at_a_time_each() -> None:
+    elf = build_firmware(FirmwareOptions())
+    with PtyPair() as a, PtyPair() as b, PtyPair() as signal_a, PtyPair() as signal_b:
+        processes = [
+            SimavrProcess(
+                elf,
+                command_fd=command.master_fd,
+                signal_fd=signal.master_fd,
+                coupling=DEMO_COUPLING,
+                lockstep=True,
+            )
+            for command, signal in ((a, signal_a), (b, signal_b))
+        ]
+        try:
+            assert all(process in simavr._LOCKSTEP_HARNESSES for process in processes)  # no spin on 2 cores
+            for step in range(1, 11):
+                for process in processes:
+                    process.start_run(cycles(step * 0.005))
+                if step == 1:
+                    for request in (processes[0].stats, lambda: processes[0].start_run(cycles(1.0))):
+                        with pytest.raises(HilMcuError, match="'run 80000' is still under way"):
+                            request()
+                for process in processes:
+                    process.finish_run()
+                assert [process.cycle >= cycles(step * 0.005) for process in processes] == [True, True]
+            processes[0].finish_run()  # none under way: returns at once
+        finally:
+            for process in processes:
+                process.stop()
+        assert not set(processes) & set(simavr._LOCKSTEP_HARNESSES)
+
+
 def test_lockstep_answers_count_the_signal_links_bytes_and_every_one_reaches_the_reader() -> None:
     """The signal link's counts in each "ok": a lockstep reader waits for what the kernel still holds."""
     with PtyPair() as command, PtyPair() as signal:

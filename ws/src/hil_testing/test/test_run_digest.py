@@ -15,7 +15,9 @@ from hil_testing.run_digest import lockstep_digest
         GraphOptions(rtf=0.0, behaviour="boards"),
         GraphOptions(rtf=0.0, behaviour="boards", mcu="simavr"),
         GraphOptions(rtf=0.0, behaviour="swarm", robots=3, hil_robots=2, radio=True, world="swarm"),
-        GraphOptions(rtf=0.0, behaviour="swarm", robots=2, hil_robots=2, radio=True, world="swarm", mcu="simavr"),
+        GraphOptions(
+            rtf=0.0, behaviour="swarm", robots=2, hil_robots=2, radio=True, world="swarm", mcu="simavr"
+        ),
     ],
     ids=["virtual MCU", "firmware in simavr", "two HIL robots with radio", "two in simavr with radio"],
 )

@@ -44,6 +44,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,10 +95,12 @@ MAX_BOOT_DELAY_S = 10.0
 #: How long a lockstep step may take before the harness counts as hung.
 STEP_TIMEOUT_S = 60.0
 #: Lockstep: how long a request spins for the harness's answer before it sleeps for it,
-#: when this process may run on two cores or more (the harness has another). A step of
-#: the AVR takes about a millisecond: sleeping through it let the core idle, and the
-#: wake-up and the cold caches after it cost the runner a tenth of the step.
+#: when this process has a core to itself beside its harnesses' (each harness has one).
+#: A step of the AVR takes about a millisecond: sleeping through it lets the core idle,
+#: and the wake-up and the cold caches after it cost the runner a tenth of the step.
 REPLY_SPIN_S = 0.01
+#: The lockstep harnesses of this process that have not stopped (they run side by side).
+_LOCKSTEP_HARNESSES: weakref.WeakSet[SimavrProcess] = weakref.WeakSet()
 #: How long the harness gets to leave after SIGTERM before it is killed.
 STOP_TIMEOUT_S = 2.0
 #: simavr's own messages on the harness's stderr start with this.
@@ -946,7 +949,8 @@ class SimavrProcess:
         #: Lockstep: the signal link's and the radio's bytes taken from their ptys and
         #: written to them so far ("signal", "radio" -> (read, written)), as of the last step.
         self.link_bytes: dict[str, tuple[int, int]] = {}
-        self._reply_spin_s = REPLY_SPIN_S if len(os.sched_getaffinity(0)) > 1 else 0.0
+        self._cores = len(os.sched_getaffinity(0))
+        self._running: str | None = None  # the step asked for and not answered yet
         self._folder = Path(tempfile.mkdtemp(prefix="hil-simavr-", dir=runtime_dir()))
         (self._folder / "coupling.txt").write_text(coupling)
         soft_fds = [int(link.link) for link in soft_uarts]
@@ -1004,6 +1008,8 @@ class SimavrProcess:
         assert self.process.stderr is not None
         #: The harness's stderr: simavr's warnings and the harness's errors.
         self.log = HarnessLog(self.process.stderr, on_warning=on_warning)
+        if lockstep:
+            _LOCKSTEP_HARNESSES.add(self)
 
     # --- lockstep -----------------------------------------------------------------------------
 
@@ -1013,9 +1019,32 @@ class SimavrProcess:
         Raises:
             HilMcuError: the harness died, hung or answered something else.
         """
-        if cycle <= self.cycle:
-            return
-        self._take_ok(self._request(f"run {cycle}"), f"run {cycle}")
+        self.start_run(cycle)
+        self.finish_run()
+
+    def start_run(self, cycle: int) -> None:
+        """Lockstep: ask the harness to advance the AVR to ``cycle``, without waiting for it.
+
+        :meth:`finish_run` waits; meanwhile this process (or other harnesses) may work.
+
+        Raises:
+            HilMcuError: the harness has exited, or a step is already under way.
+        """
+        if self._running is not None:
+            raise HilMcuError(f"hil_simavr: {self._running!r} is still under way")
+        if cycle > self.cycle:
+            self._running = f"run {cycle}"
+            self._send(self._running)
+
+    def finish_run(self) -> None:
+        """Lockstep: wait for the step :meth:`start_run` asked for (none: return at once).
+
+        Raises:
+            HilMcuError: the harness died, hung or answered something else.
+        """
+        request, self._running = self._running, None
+        if request is not None:
+            self._take_ok(self._answer(request), request)
 
     def _take_ok(self, reply: str, request: str) -> None:
         """``ok <cycle> [signal|radio|uartN <read> <written>]...``: the cycle and the links' byte counts."""
@@ -1047,23 +1076,28 @@ class SimavrProcess:
         """
         if self.lockstep:
             self._take_ok(self._request("reset"), "reset")
-            return
-        stdin = self.process.stdin
-        assert stdin is not None
-        try:
-            stdin.write("reset\n")
-            stdin.flush()
-        except (BrokenPipeError, ValueError):
-            raise HilMcuError(f"hil_simavr has exited: {self.failure()}") from None
+        else:
+            self._send("reset")
 
     def _request(self, line: str) -> str:
-        stdin, stdout = self.process.stdin, self.process.stdout
-        assert stdin is not None and stdout is not None
+        if self._running is not None:
+            raise HilMcuError(f"hil_simavr: {self._running!r} is still under way")
+        self._send(line)
+        return self._answer(line)
+
+    def _send(self, line: str) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
         try:
             stdin.write(line + "\n")
             stdin.flush()
         except (BrokenPipeError, ValueError):
             raise HilMcuError(f"hil_simavr has exited: {self.failure()}") from None
+
+    def _answer(self, line: str) -> str:
+        """The harness's answer to the request ``line`` (one line)."""
+        stdout = self.process.stdout
+        assert stdout is not None
         ready = self._spin_for(stdout) or select.select([stdout], [], [], STEP_TIMEOUT_S)[0]
         reply = stdout.readline() if ready else ""
         if not reply:
@@ -1076,7 +1110,8 @@ class SimavrProcess:
 
     def _spin_for(self, stdout: IO[str]) -> bool:
         """Whether ``stdout`` became readable within the reply spin (yielding the core meanwhile)."""
-        deadline = time.perf_counter() + self._reply_spin_s
+        spin = REPLY_SPIN_S if self._cores > len(_LOCKSTEP_HARNESSES) else 0.0
+        deadline = time.perf_counter() + spin
         while time.perf_counter() < deadline:
             if select.select([stdout], [], [], 0)[0]:
                 return True
@@ -1124,6 +1159,7 @@ class SimavrProcess:
 
     def stop(self) -> None:
         """End the harness (SIGTERM, then SIGKILL) and remove its files."""
+        _LOCKSTEP_HARNESSES.discard(self)
         if self.process.poll() is None:
             with contextlib.suppress(OSError):
                 if self.process.stdin is not None:
