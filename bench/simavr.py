@@ -114,7 +114,7 @@ class NodeLink:
             [
                 sys.executable,
                 "-m",
-                f"hil_sim.{kind}_mcu_node",
+                f"hil_mcu.{kind}_mcu_node",
                 "--ros-args",
                 "-p",
                 f"command_port:={port}",
