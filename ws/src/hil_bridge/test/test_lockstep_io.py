@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hil_bridge.core.lockstep_io import read_rest
+from hil_bridge.core.lockstep_io import OWED_TIMEOUT_S, Handover, passed_on, read_rest
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
 
@@ -120,3 +120,38 @@ def test_wait_ready_gives_up_after_its_spin_when_the_bytes_never_come(
     start = time.monotonic()
     link.owed.wait_ready(link._serial.fileno(), link.bytes_in)  # type: ignore[union-attr]
     assert time.monotonic() - start < 0.5  # SPIN_S is 0.2 ms; a generous bound
+
+
+def test_a_handover_waits_until_the_other_process_side_has_every_byte_written(
+    pair: tuple[PtyPair, SerialLink],
+) -> None:
+    """The reader (a harness) takes nothing meanwhile; its side has the late bytes once the wait ends."""
+    pty, link = pair
+    claimed = [0]  # as if the writer had put in 3 bytes more that the kernel passes on late
+    handover = Handover(lambda: link.bytes_out, lambda: pty.bytes_read, pty.master_fd)
+    late = Handover(lambda: link.bytes_out + claimed[0], lambda: pty.bytes_read, pty.master_fd)
+    link.write(b"abc")
+    claimed[0] = 3
+    writer = later(0.05, lambda: link.write(b"def"))
+    late.wait()
+    assert passed_on(pty.master_fd, 6, timeout=0.0) == 6  # the late ones came before the wait ended
+    writer.join()
+    claimed[0] = 0
+    handover.wait()
+    assert pty.read() == b"abcdef"  # none read meanwhile
+    assert (handover.short_waits, late.short_waits) == (0, 0)
+
+
+def test_a_handover_that_gives_up_counts_it_and_never_waits_for_those_bytes_again(
+    pair: tuple[PtyPair, SerialLink],
+) -> None:
+    pty, link = pair
+    claimed = [0]
+    handover = Handover(lambda: link.bytes_out + claimed[0], lambda: pty.bytes_read, pty.master_fd)
+    claimed[0] = 5  # counted as written, never written (lost)
+    start = time.monotonic()
+    handover.wait()
+    assert handover.short_waits == 1 and time.monotonic() - start >= OWED_TIMEOUT_S * 0.9
+    start = time.monotonic()
+    handover.wait()
+    assert handover.short_waits == 1 and time.monotonic() - start < OWED_TIMEOUT_S / 2

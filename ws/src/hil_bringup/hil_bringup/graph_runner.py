@@ -52,6 +52,7 @@ from rclpy.subscription import Subscription
 from rclpy.task import Future
 
 from hil_bridge.core.fault_proxy import FaultProxy
+from hil_bridge.core.lockstep_io import Handover
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
 from hil_bridge.radio_module_node import RadioModuleNode
@@ -127,6 +128,9 @@ class Chain:
     serial: SerialPort | None = None
     #: Lockstep, firmware in simavr: the profile's other UARTs' user ends, by UART number.
     uarts: dict[int, SerialPort] = field(default_factory=dict)
+    #: Lockstep, firmware in simavr: what the run's links write to its ptys, handed over
+    #: before each step, by the harness's name of the pty ("signal", "uart0", ...).
+    handovers: dict[str, Handover] = field(default_factory=dict)
 
     def ports(self) -> list[SerialPort]:
         """Every serial port the runner is the user's end of: the command UART's, then the others."""
@@ -211,16 +215,33 @@ def _build(spec: NodeSpec, context: rclpy.Context, parameters: _Parameters, opti
 
 
 @dataclass(frozen=True)
-class _HarnessWritten:
-    """Counts the bytes the firmware's harness has written to a link's pty (as of its last step)."""
+class _HarnessCount:
+    """The bytes a firmware's harness has taken from a link's pty (``written`` False) or written to it.
+
+    As of its last step; ``link`` is the harness's name of it ("signal", "radio", "uartN":
+    :attr:`hil_mcu.core.simavr.SimavrProcess.link_bytes`).
+    """
 
     mcu: SimavrMcuNode
-    #: "signal" or "radio" (:attr:`hil_mcu.core.simavr.SimavrProcess.link_bytes`).
     link: str
+    written: bool
 
     def __call__(self) -> int:
         process = self.mcu.process
-        return process.link_bytes.get(self.link, (0, 0))[1] if process is not None else 0
+        return process.link_bytes.get(self.link, (0, 0))[self.written] if process is not None else 0
+
+
+def _hand_over(link: SerialLink, chain: Chain, name: str, pty: PtyPair) -> None:
+    """Lockstep: ``link`` reads all the chain's harness writes to ``pty``, the harness all it writes.
+
+    Once per harness: a restarted MCU's harness is paired anew.
+    """
+    assert isinstance(chain.mcu, SimavrMcuNode)
+    written = _HarnessCount(chain.mcu, name, written=True)
+    if link.owed is None or link.owed.written != written:
+        link.owe(written)
+        taken = _HarnessCount(chain.mcu, name, written=False)
+        chain.handovers[name] = Handover(lambda: link.bytes_out, taken, pty.master_fd)
 
 
 def _pair(link: SerialLink, pty: PtyPair) -> None:
@@ -538,18 +559,13 @@ class GraphRunner:
             port = chain.serial
             pty.owe(lambda: port.sent)  # the virtual MCU's reads wait for the port's bytes
             return
-        uart = mcu.command_uart
-
-        def counts() -> tuple[int, int]:
-            process = mcu.process
-            return process.uart_bytes.get(uart, (0, 0)) if process is not None else (0, 0)
-
+        uart = f"uart{mcu.command_uart}"
         chain.serial = SerialPort(
             pty.user_end(),
             path=pty.path,
             baud=baud,
-            mcu_written=lambda: counts()[1],
-            mcu_read=lambda: counts()[0],
+            mcu_written=_HarnessCount(mcu, uart, written=True),
+            mcu_read=_HarnessCount(mcu, uart, written=False),
             mcu_fd=pty.master_fd,
         )
 
@@ -567,17 +583,12 @@ class GraphRunner:
             return
         bauds = {port.uart: port.baud for port in self.options.profile(chain.robot).serial}
         for number, pty in mcu.uarts.items():
-
-            def counts(number: int = number) -> tuple[int, int]:
-                process = mcu.process
-                return process.uart_bytes.get(number, (0, 0)) if process is not None else (0, 0)
-
             chain.uarts[number] = SerialPort(
                 pty.user_end(),
                 path=pty.path,
                 baud=bauds.get(number, 0),
-                mcu_written=lambda counts=counts: counts()[1],  # type: ignore[misc]
-                mcu_read=lambda counts=counts: counts()[0],  # type: ignore[misc]
+                mcu_written=_HarnessCount(mcu, f"uart{number}", written=True),
+                mcu_read=_HarnessCount(mcu, f"uart{number}", written=False),
                 mcu_fd=pty.master_fd,
             )
 
@@ -727,6 +738,8 @@ class GraphRunner:
                 for port in each.ports():
                     port.deliver()
                 if isinstance(each.mcu, SimavrMcuNode):
+                    for handover in each.handovers.values():
+                        handover.wait()  # what the run wrote to it is there to read
                     each.mcu.start_advance(now)
         for each in self.chains:
             if each.mcu is not None:
@@ -745,30 +758,28 @@ class GraphRunner:
         proxies') and that is not paired yet (new after a replug or an MCU restart) is
         paired with the link that opened it, by path: each end learns how many bytes the
         other wrote (``owe``), and a read waits, bounded, for the ones the kernel has not
-        passed on yet (``hil_bridge.core.lockstep_io``). The firmware in simavr writes
-        its ptys from the harness process, which counts its bytes in its answer to each
-        step: the links that opened its signal and radio ptys are owed those (the UARTs'
-        user ends are paired in :meth:`_open_serial` and :meth:`_open_uarts`).
+        passed on yet (``hil_bridge.core.lockstep_io``). The firmware in simavr reads and
+        writes its ptys in the harness process, which counts the bytes in its answer to
+        each step: a link that opened one of them is owed what the harness wrote, and
+        what the link wrote is handed over before each step (:meth:`_hand_over`; the
+        UARTs' user ends are paired in :meth:`_open_serial` and :meth:`_open_uarts`).
         """
         masters = [proxy.pty for proxy in self.proxies]
-        harnesses: dict[str, _HarnessWritten] = {}
+        harness_ptys: dict[str, tuple[Chain, str, PtyPair]] = {}
         for each in self.chains:
             if isinstance(each.mcu, VirtualMcuNode):
                 masters += [each.mcu.command, each.mcu.signal]
                 if each.mcu.radio is not None:
                     masters.append(each.mcu.radio)
             elif isinstance(each.mcu, SimavrMcuNode):
-                harnesses[each.mcu.signal.path] = _HarnessWritten(each.mcu, "signal")
-                if each.mcu.radio is not None:
-                    harnesses[each.mcu.radio.path] = _HarnessWritten(each.mcu, "radio")
+                harness_ptys |= {pty.path: (each, name, pty) for name, pty in each.mcu.harness_ptys().items()}
         by_path = {pty.path: pty for pty in masters}
         for link in self._links():
             pty = by_path.get(link.port)
             if pty is not None and pty.owed is None:
                 _pair(link, pty)
-            written = harnesses.get(link.port)
-            if written is not None and (link.owed is None or link.owed.written != written):
-                link.owe(written)  # paired anew with a restarted MCU's harness
+            if link.port in harness_ptys:
+                _hand_over(link, *harness_ptys[link.port])
 
     def _links(self) -> list[SerialLink]:
         """Every serial link the run's nodes and proxies open (loops, bridges, radio modules)."""

@@ -45,13 +45,14 @@ def test_lockstep_reads_are_paired_again_after_an_unplug_and_replug() -> None:
 
 @pytest.mark.ros
 def test_the_bridge_takes_each_frame_of_the_firmware_in_simavr_in_its_period_also_after_a_restart() -> None:
-    """The harness counts its signal bytes; the bridge's reads wait for them, paired anew after a restart."""
+    """The harness counts its bytes: reads wait for its, its steps for the run's; paired anew on a restart."""
     runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards"))
     runner.start()
     try:
         for _ in range(20):
             runner.step()
-        first = runner.bridge.link.owed
+        first, handovers = runner.bridge.link.owed, dict(runner.chains[0].handovers)
+        assert sorted(handovers) == ["signal", "uart0"]  # the bridge's frames, the loop's lines
         received = runner.bridge.exchange.frames_received
         for _ in range(100):
             runner.step()
@@ -72,6 +73,9 @@ def test_the_bridge_takes_each_frame_of_the_firmware_in_simavr_in_its_period_als
         owed = runner.bridge.link.owed
         assert first is not None and owed is not None and owed is not first  # the new harness's counts
         assert (first.short_reads, owed.short_reads) == (0, 0)
+        now = runner.chains[0].handovers
+        assert sorted(now) == ["signal", "uart0"] and not set(now.values()) & set(handovers.values())
+        assert [h.short_waits for h in [*handovers.values(), *now.values()]] == [0, 0, 0, 0]
     finally:
         runner.stop()
 

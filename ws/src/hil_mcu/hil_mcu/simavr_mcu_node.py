@@ -354,6 +354,12 @@ class SimavrMcuNode(Node):
         self.process = self._spawn(lockstep=False)
         self._thread.start()
 
+    def harness_ptys(self) -> dict[str, PtyPair]:
+        """Its ptys by the names the harness counts their bytes under (``SimavrProcess.link_bytes``)."""
+        ptys = {"signal": self.signal, f"uart{self.command_uart}": self.command}
+        ptys |= {f"uart{n}": pty for n, pty in self.uarts.items()}
+        return ptys | ({"radio": self.radio} if self.radio is not None else {})
+
     def follow(self, clock: SimulatedClock) -> None:
         """Lockstep: power the AVR on now; :meth:`advance_to` advances it to the clock's time."""
         self._running_time = running = RunningTime()

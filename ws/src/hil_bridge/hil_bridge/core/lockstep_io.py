@@ -5,7 +5,10 @@ finds nothing at all waits for that work, but one that still has older unread by
 gets only those: under load, a line written in this period can reach the reader a
 frame late, and a lockstep run stops repeating. In a lockstep run both ends of every
 pty are in one process and count their bytes, so a reader that knows how many bytes
-it is owed reads until it has them (:class:`OwedBytes`, :func:`read_rest`).
+it is owed reads until it has them (:class:`OwedBytes`, :func:`read_rest`). A pty
+whose reader is another process (a firmware's harness) cannot be read for it: before
+that process's step the writer waits until the kernel has passed every byte on to the
+reader's side (:class:`Handover`, :func:`passed_on`), so the step finds them all.
 """
 
 from __future__ import annotations
@@ -113,3 +116,50 @@ class OwedBytes:
             self.short_reads += 1
             self._offset += missing - len(rest)  # lost for good: never wait for them again
         return rest
+
+
+def passed_on(fd: int, count: int, *, timeout: float = OWED_TIMEOUT_S) -> int:
+    """Spin until ``fd`` (a pty's reading side) has ``count`` bytes to read, at most ``timeout``.
+
+    Returns how many it has then (``count`` if ``fd`` is gone: nobody waits for it).
+    """
+    if count <= 0:
+        return count
+    ready = bytearray(4)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.ioctl(fd, termios.FIONREAD, ready)
+        except OSError:
+            return count
+        have = int.from_bytes(ready, sys.byteorder, signed=True)
+        if have >= count or time.monotonic() >= deadline:
+            return have
+        time.sleep(0)
+
+
+class Handover:
+    """Lockstep: what is written to a pty whose reader is another process, handed over in full.
+
+    ``written`` counts every byte the writer has put in, ``taken`` every byte the reader
+    has taken out (as it last reported), ``fd`` is the reader's side (a descriptor of
+    the same open pty). Bytes written before the pairing are not waited for.
+    """
+
+    def __init__(self, written: Callable[[], int], taken: Callable[[], int], fd: int) -> None:
+        self.written = written
+        self.taken = taken
+        self.fd = fd
+        #: Waits that gave up: those bytes are lost for good and never waited for again.
+        self.short_waits = 0
+        self._offset = written() - taken()
+
+    def wait(self) -> None:
+        """Before the reader's step: wait, bounded, until every byte written is there to read."""
+        missing = self.written() - self._offset - self.taken()
+        if missing <= 0:
+            return
+        have = passed_on(self.fd, missing)
+        if have < missing:
+            self.short_waits += 1
+            self._offset += missing - max(have, 0)

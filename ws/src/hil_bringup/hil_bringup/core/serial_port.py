@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
-import sys
-import termios
-import time
 from collections.abc import Callable
 
-from hil_bridge.core.lockstep_io import OWED_TIMEOUT_S, OwedBytes
+from hil_bridge.core.lockstep_io import OwedBytes, passed_on
 from hil_bringup.errors import HilBringupError
 
 
@@ -95,7 +91,7 @@ class SerialPort:
             del self._queued[:written]
             self.sent += written
         if self._mcu_read is not None and self._mcu_fd is not None:
-            _wait_readable(self._mcu_fd, self.sent - self._mcu_read())
+            passed_on(self._mcu_fd, self.sent - self._mcu_read())
 
     def collect(self) -> None:
         """After the MCU's step: read everything it wrote (waited for, bounded)."""
@@ -119,19 +115,3 @@ class SerialPort:
             self.closed = True
             with contextlib.suppress(OSError):
                 os.close(self.fd)
-
-
-def _wait_readable(fd: int, count: int, *, timeout: float = OWED_TIMEOUT_S) -> None:
-    """Spin until ``fd`` has ``count`` bytes to read (the kernel passed them on), at most ``timeout``."""
-    if count <= 0:
-        return
-    buffer = bytearray(4)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            fcntl.ioctl(fd, termios.FIONREAD, buffer)
-        except OSError:
-            return
-        if int.from_bytes(buffer, sys.byteorder, signed=True) >= count:
-            return
-        time.sleep(0)

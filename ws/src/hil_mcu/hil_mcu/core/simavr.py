@@ -943,11 +943,8 @@ class SimavrProcess:
             raise HilMcuError(f"boot_delay {boot_delay!r} s is outside 0..{MAX_BOOT_DELAY_S:g}")
         self.lockstep = lockstep
         self.cycle = 0
-        #: Lockstep: each UART's bytes taken from its pty and written to it so far
-        #: (UART number -> (read, written)), as of the last step.
-        self.uart_bytes: dict[int, tuple[int, int]] = {}
-        #: Lockstep: the signal link's and the radio's bytes taken from their ptys and
-        #: written to them so far ("signal", "radio" -> (read, written)), as of the last step.
+        #: Lockstep: each link's bytes taken from its pty and written to it so far, as of
+        #: the last step ("signal", "radio", "uartN" -> (read, written)).
         self.link_bytes: dict[str, tuple[int, int]] = {}
         self._cores = len(os.sched_getaffinity(0))
         self._running: str | None = None  # the step asked for and not answered yet
@@ -1054,11 +1051,9 @@ class SimavrProcess:
                 raise ValueError
             self.cycle = int(words[1])
             for k in range(2, len(words), 3):
-                counts = (int(words[k + 1]), int(words[k + 2]))
-                if words[k] in ("signal", "radio"):
-                    self.link_bytes[words[k]] = counts
-                else:
-                    self.uart_bytes[int(words[k].removeprefix("uart"))] = counts
+                if not re.fullmatch(r"signal|radio|uart\d", words[k]):
+                    raise ValueError
+                self.link_bytes[words[k]] = (int(words[k + 1]), int(words[k + 2]))
         except (ValueError, IndexError):
             raise HilMcuError(f"hil_simavr answered {reply!r} to {request}") from None
 
