@@ -577,15 +577,20 @@ def test_dead_harness_is_reported_with_its_exit_status(tmp_path: Path) -> None:
             process.stop()
 
 
+def lockstep_harness(command: PtyPair, signal: PtyPair) -> SimavrProcess:
+    """The demo firmware's harness in lockstep on these two ptys (the demo coupling)."""
+    return SimavrProcess(
+        build_firmware(FirmwareOptions()),
+        command_fd=command.master_fd,
+        signal_fd=signal.master_fd,
+        coupling=DEMO_COUPLING,
+        lockstep=True,
+    )
+
+
 def test_lockstep_harness_reaches_the_cycle_asked_and_reports_it(tmp_path: Path) -> None:
     with PtyPair() as command, PtyPair() as signal:
-        process = SimavrProcess(
-            build_firmware(FirmwareOptions()),
-            command_fd=command.master_fd,
-            signal_fd=signal.master_fd,
-            coupling=DEMO_COUPLING,
-            lockstep=True,
-        )
+        process = lockstep_harness(command, signal)
         try:
             process.run_to(cycles(0.2))
             stats = process.stats()
@@ -598,18 +603,8 @@ def test_lockstep_harness_reaches_the_cycle_asked_and_reports_it(tmp_path: Path)
 
 
 def test_two_harnesses_run_their_steps_side_by_side_and_one_step_at_a_time_each() -> None:
-    elf = build_firmware(FirmwareOptions())
     with PtyPair() as a, PtyPair() as b, PtyPair() as signal_a, PtyPair() as signal_b:
-        processes = [
-            SimavrProcess(
-                elf,
-                command_fd=command.master_fd,
-                signal_fd=signal.master_fd,
-                coupling=DEMO_COUPLING,
-                lockstep=True,
-            )
-            for command, signal in ((a, signal_a), (b, signal_b))
-        ]
+        processes = [lockstep_harness(command, signal) for command, signal in ((a, signal_a), (b, signal_b))]
         try:
             assert all(process in simavr._LOCKSTEP_HARNESSES for process in processes)  # no spin on 2 cores
             for step in range(1, 11):
@@ -632,13 +627,7 @@ def test_two_harnesses_run_their_steps_side_by_side_and_one_step_at_a_time_each(
 def test_lockstep_answers_count_the_signal_links_bytes_and_every_one_reaches_the_reader() -> None:
     """The signal link's counts in each "ok": a lockstep reader waits for what the kernel still holds."""
     with PtyPair() as command, PtyPair() as signal:
-        process = SimavrProcess(
-            build_firmware(FirmwareOptions()),
-            command_fd=command.master_fd,
-            signal_fd=signal.master_fd,
-            coupling=DEMO_COUPLING,
-            lockstep=True,
-        )
+        process = lockstep_harness(command, signal)
         reader = signal.user_end()
         try:
             received = 0

@@ -91,19 +91,7 @@ class OwedBytes:
         of the MCU's fresh frame take a fifth of the time in a lockstep period. Bytes
         not there by then are left to :meth:`take_rest`.
         """
-        missing = self.written() - have - self._offset
-        if missing <= 0:
-            return
-        count = bytearray(4)
-        deadline = time.perf_counter() + SPIN_S
-        while True:
-            try:
-                fcntl.ioctl(fd, termios.FIONREAD, count)
-            except OSError:
-                return  # gone: the read that follows finds out and counts it
-            ready = int.from_bytes(count, sys.byteorder, signed=True)
-            if ready >= missing or time.perf_counter() >= deadline:
-                return
+        passed_on(fd, self.written() - have - self._offset, timeout=SPIN_S, yielding=False)
 
     def take_rest(self, fd: int, have: int) -> bytes:
         """The owed bytes not read yet (``have`` read so far), waited for at most OWED_TIMEOUT_S."""
@@ -118,10 +106,12 @@ class OwedBytes:
         return rest
 
 
-def passed_on(fd: int, count: int, *, timeout: float = OWED_TIMEOUT_S) -> int:
+def passed_on(fd: int, count: int, *, timeout: float = OWED_TIMEOUT_S, yielding: bool = True) -> int:
     """Spin until ``fd`` (a pty's reading side) has ``count`` bytes to read, at most ``timeout``.
 
-    Returns how many it has then (``count`` if ``fd`` is gone: nobody waits for it).
+    ``yielding``: give the core away between looks; a wait of microseconds does not, as
+    each give-away costs more than that. Returns how many bytes ``fd`` has then
+    (``count`` if it is gone: nobody waits for it, and the read that follows finds out).
     """
     if count <= 0:
         return count
@@ -135,7 +125,8 @@ def passed_on(fd: int, count: int, *, timeout: float = OWED_TIMEOUT_S) -> int:
         have = int.from_bytes(ready, sys.byteorder, signed=True)
         if have >= count or time.monotonic() >= deadline:
             return have
-        time.sleep(0)
+        if yielding:
+            time.sleep(0)
 
 
 class Handover:
