@@ -51,9 +51,11 @@ def test_fit_recovers_gain_tau_and_dead_time_from_noisy_samples(case: dict[str, 
     y = first_order(t, gain=gain, tau=tau, dead=dead, command=command)
     y += rng.normal(0, case["noise"] * abs(final), t.size)
     fit = fit_first_order(t, y, command=command)
-    assert fit.gain == pytest.approx(gain, rel=0.03)
-    # Noise of 2 % of the final value on a handful of samples per tau: a few per cent.
-    assert fit.tau == pytest.approx(tau, rel=0.08, abs=period / 4)
+    assert fit.gain == pytest.approx(gain, rel=0.04)  # at most 2.7 % in 20000 cases of 1.5-2 % noise
+    # Noise of 2 % of the final value on a handful of samples per tau: a few per cent, or
+    # up to a sample period with under 3 samples per tau (20000 such cases: at most half a
+    # period beyond 8 %, a quarter in 1 of 1500).
+    assert fit.tau == pytest.approx(tau, rel=0.08, abs=period)
     assert fit.dead_time == pytest.approx(dead, abs=max(0.15 * tau, period / 2))
 
 
