@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -95,9 +96,11 @@ MAX_BOOT_DELAY_S = 10.0
 #: How long a lockstep step may take before the harness counts as hung.
 STEP_TIMEOUT_S = 60.0
 #: Lockstep: how long a request spins for the harness's answer before it sleeps for it,
-#: when this process has a core to itself beside its harnesses' (each harness has one).
-#: A step of the AVR takes about a millisecond: sleeping through it lets the core idle,
-#: and the wake-up and the cold caches after it cost the runner a tenth of the step.
+#: when this process has a core to itself beside its harnesses' (each harness has one)
+#: and the machine runs no more tasks than it has cores (:func:`_spare_core`). A step of
+#: the AVR takes about a millisecond: sleeping through it lets the core idle, and the
+#: wake-up and the cold caches after it cost the runner a tenth of the step; on a busy
+#: machine (parallel tests) the spin takes a core from other work instead.
 REPLY_SPIN_S = 0.01
 #: The lockstep harnesses of this process that have not stopped (they run side by side).
 _LOCKSTEP_HARNESSES: weakref.WeakSet[SimavrProcess] = weakref.WeakSet()
@@ -879,6 +882,24 @@ class HarnessLog:
             return "\n".join(self._lines)[-2000:].strip()
 
 
+@functools.cache
+def _loadavg() -> int:
+    """``/proc/loadavg``, open for the life of the process."""
+    return os.open("/proc/loadavg", os.O_RDONLY)
+
+
+def _spare_core() -> bool:
+    """Whether the machine's runnable tasks now (``/proc/loadavg``) are no more than its cores.
+
+    This process and the harness it just woke count among them.
+    """
+    try:
+        runnable = int(os.pread(_loadavg(), 128, 0).split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return False  # no such file (not Linux): do not spin
+    return runnable <= (os.cpu_count() or 1)
+
+
 class SimavrProcess:
     """One run of the harness on its pty masters.
 
@@ -1105,7 +1126,7 @@ class SimavrProcess:
 
     def _spin_for(self, stdout: IO[str]) -> bool:
         """Whether ``stdout`` became readable within the reply spin (yielding the core meanwhile)."""
-        spin = REPLY_SPIN_S if self._cores > len(_LOCKSTEP_HARNESSES) else 0.0
+        spin = REPLY_SPIN_S if self._cores > len(_LOCKSTEP_HARNESSES) and _spare_core() else 0.0
         deadline = time.perf_counter() + spin
         while time.perf_counter() < deadline:
             if select.select([stdout], [], [], 0)[0]:
