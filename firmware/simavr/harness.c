@@ -21,8 +21,8 @@
  *
  * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" (and the
  * signal link's " signal <bytes read from its pty> <bytes written to it>", the radio's
- * " radio <read> <written>", each UART's " uartN <read> <written>") once the AVR has reached that cycle (the simulator's
- * step); otherwise the AVR is paced to the wall clock (--rtf scales it), and a JSON
+ * " radio <read> <written>", each UART's " uartN <read> <written>") once the AVR has
+ * reached that cycle (the simulator's step); otherwise the AVR is paced to the wall clock (--rtf scales it), and a JSON
  * stats line goes to stdout every --stats-period seconds. "stats" on stdin prints one
  * at once.
  *
@@ -320,6 +320,16 @@ static void check_open(void) {
     }
 }
 
+/* Lockstep: "ok <cycle>" and every link's byte counts, the answer to a step or a reset. */
+static void answer_ok(void) {
+    printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
+    signal_link_report(stdout);
+    sc16is750_report(stdout);
+    uart_link_report(stdout);
+    printf("\n");
+    fflush(stdout);
+}
+
 static void run_lockstep(void) {
     char line[128];
     double start = wall();
@@ -329,23 +339,13 @@ static void run_lockstep(void) {
             check_open(); /* opened since the last step: reset now, at the step's start */
             run_until(target);
             harness_flush_links();
-            printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
-            signal_link_report(stdout);
-            sc16is750_report(stdout);
-            uart_link_report(stdout);
-            printf("\n");
-            fflush(stdout);
+            answer_ok();
         } else if (strncmp(line, "stats", 5) == 0) {
             double seconds = wall() - start;
             print_stats(seconds, seconds > 0 ? (double)core.avr->cycle / seconds / 1e6 : 0.0);
         } else if (strncmp(line, "reset", 5) == 0) {
             reset_avr(1);
-            printf("ok %" PRIu64, (uint64_t)core.avr->cycle);
-            signal_link_report(stdout);
-            sc16is750_report(stdout);
-            uart_link_report(stdout);
-            printf("\n");
-            fflush(stdout);
+            answer_ok();
         } else {
             printf("error unknown command\n");
             fflush(stdout);
