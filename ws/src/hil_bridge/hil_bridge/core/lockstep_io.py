@@ -91,19 +91,23 @@ class OwedBytes:
         of the MCU's fresh frame take a fifth of the time in a lockstep period. Bytes
         not there by then are left to :meth:`take_rest`.
         """
-        passed_on(fd, self.written() - have - self._offset, timeout=SPIN_S, yielding=False)
+        passed_on(fd, self.missing(have), timeout=SPIN_S, yielding=False)
 
     def take_rest(self, fd: int, have: int) -> bytes:
         """The owed bytes not read yet (``have`` read so far), waited for at most OWED_TIMEOUT_S."""
-        missing = self.written() - have - self._offset
+        missing = self.missing(have)
         if missing <= 0:
             return b""
         self.late_reads += 1
         rest = read_rest(fd, missing)
         if len(rest) < missing:
             self.short_reads += 1
-            self._offset += missing - len(rest)  # lost for good: never wait for them again
+            self.give_up(missing - len(rest))
         return rest
+
+    def give_up(self, count: int) -> None:
+        """``count`` owed bytes are lost for good: never wait for them again."""
+        self._offset += count
 
 
 def passed_on(fd: int, count: int, *, timeout: float = OWED_TIMEOUT_S, yielding: bool = True) -> int:
@@ -134,23 +138,23 @@ class Handover:
 
     ``written`` counts every byte the writer has put in, ``taken`` every byte the reader
     has taken out (as it last reported), ``fd`` is the reader's side (a descriptor of
-    the same open pty). Bytes written before the pairing are not waited for.
+    the same open pty). What the reader is owed is an :class:`OwedBytes` whose bytes
+    read so far are ``taken``; bytes written before the pairing are not waited for.
     """
 
     def __init__(self, written: Callable[[], int], taken: Callable[[], int], fd: int) -> None:
-        self.written = written
         self.taken = taken
         self.fd = fd
+        self.owed = OwedBytes(written, taken())
         #: Waits that gave up: those bytes are lost for good and never waited for again.
         self.short_waits = 0
-        self._offset = written() - taken()
 
     def wait(self) -> None:
         """Before the reader's step: wait, bounded, until every byte written is there to read."""
-        missing = self.written() - self._offset - self.taken()
+        missing = self.owed.missing(self.taken())
         if missing <= 0:
             return
         have = passed_on(self.fd, missing)
         if have < missing:
             self.short_waits += 1
-            self._offset += missing - max(have, 0)
+            self.owed.give_up(missing - max(have, 0))
