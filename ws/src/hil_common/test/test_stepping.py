@@ -28,3 +28,12 @@ def test_running_time_never_runs_back(times: list[float]) -> None:
     running = RunningTime()
     seen = [running.at(t) for t in times]
     assert seen == sorted(seen)
+
+
+def test_reads_at_the_same_time_do_not_shorten_the_period_a_reset_counts() -> None:
+    """A part's clock read again within a period (a stamp) is no period of its own."""
+    running = RunningTime()
+    for t in (0.0, 0.005, 0.01):
+        running.at(t)
+        running.at(t)  # the part read its clock again at the same time
+    assert running.at(0.0) == pytest.approx(0.015)  # the last period, 5 ms, counted in full

@@ -70,7 +70,7 @@ class RunningTime:
         if now < self._last:  # the world's time ran back: it started again from 0
             self._offset = self._last + self._step
             now = t + self._offset
-        elif self._last > float("-inf"):
+        elif now > self._last > float("-inf"):  # a read at the same time is no period
             self._step = now - self._last
         self._last = now
         return now
