@@ -203,7 +203,7 @@ def main() -> None:
         notes=(
             "boards demo, seed 0, one process, rtf 0; per CPU second = simulated s per CPU s of this "
             "process (simavr's own process not counted; the runner spins for the harness's answer "
-            "on 2 cores, so its CPU time is about its wall time); the harness alone is driven by "
+            "while a core is spare, so its CPU time is about its wall time); the harness alone is driven by "
             "the same request code, spin included; period parts timed with wrappers in a "
             "separate run (their overhead is in the parts)"
         ),
