@@ -72,6 +72,7 @@ from hil_bringup.core.serial_port import SerialPort
 from hil_bringup.description_node import DescriptionNode
 from hil_bringup.errors import HilBringupError
 from hil_bringup.recorder_node import RecorderNode
+from hil_common.core.cpu_latency import CpuLatencyHold
 from hil_common.core.leftovers import OwnedDir, owned_dir
 from hil_common.core.shutdown import deferred_signals
 from hil_common.core.stepping import Stepped
@@ -101,6 +102,7 @@ RUN_LOCAL = (
     "live",
     "live_port",
     "live_host",
+    "cpu_latency",
 )
 #: Name prefix of a run's private pty folder in the user's runtime folder (runtime_dir).
 LINK_DIR_PREFIX = "hil-links-"
@@ -266,6 +268,9 @@ def recorded_options(options: GraphOptions) -> dict[str, Any]:
 
 class GraphRunner:
     """The nodes of one run in this process, and the ptys between them."""
+
+    #: The run's hold on the CPUs' wake-up latency (``cpu_latency``), from start() to stop().
+    cpu_latency: CpuLatencyHold | None = None
 
     def __init__(self, options: GraphOptions, *, extra_nodes: list[Node] | None = None) -> None:
         self._parameters = _Parameters(options.params_file)  # checks it before anything is made
@@ -452,6 +457,8 @@ class GraphRunner:
         # In one process the bridge and the simulator exchange by call instead of the
         # 200 Hz hil/signals topics: half the callbacks of the whole graph, and in
         # lockstep the only way to be deterministic (DDS delivery order varies).
+        if self.options.cpu_latency == "on" or (self.options.cpu_latency == "auto" and self.lockstep):
+            self.cpu_latency = CpuLatencyHold()
         for each in self.chains:
             self._connect(each)
         self._connect_descriptions()
@@ -886,6 +893,8 @@ class GraphRunner:
             if self.live_executor is not None:
                 self.live_executor.shutdown(timeout_sec=2.0)
             self._destroy()
+            if self.cpu_latency is not None:
+                self.cpu_latency.release()
 
     def _drain_recording(self) -> None:
         """Lockstep: hand the recorder what DDS still has in flight before the bag closes.

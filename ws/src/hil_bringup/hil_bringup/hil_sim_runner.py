@@ -261,7 +261,7 @@ def run(
     ending: Ending = "stopped"
     try:
         if not signals.requested:  # a signal while the graph was being built: no run
-            runner.start()
+            _start(runner)
             ending = _drive(runner, args, status, log, signals, watch=watch)
     finally:
         # The handlers stay in place: a late signal must not kill the process while
@@ -322,6 +322,13 @@ def judge_task(log: RunLog, args: argparse.Namespace, watch: DoneWatch | None, *
     log.judgements.append(judgement)
     log.metrics["task"] = task
     log.heading = f"{judgement.label}: {judgement.verdict} {judgement.detail}"
+
+
+def _start(runner: GraphRunner) -> None:
+    """Start the run; say what its hold on the CPUs' wake-up latency got, when it asked for one."""
+    runner.start()
+    if runner.cpu_latency is not None:
+        print(f"hil_sim_runner: {runner.cpu_latency.describe()} (cpu_latency)", flush=True)
 
 
 def _print_started(runner: GraphRunner, seconds: float) -> None:
@@ -481,6 +488,7 @@ def _metrics(snapshot: dict[str, Any], runner: GraphRunner, options: GraphOption
         "wall_duration_s": round(snapshot["wall_time"], 3),
         "rtf": round(snapshot["rtf"], 3),
         "mode": "lockstep" if runner.lockstep else f"real time, rtf {options.rtf:g}",
+        "cpu_latency": "not asked" if runner.cpu_latency is None else runner.cpu_latency.describe(),
         "physics": runner.sim.sim.backend,
         "seed": options.seed,
         "robots": options.robots,

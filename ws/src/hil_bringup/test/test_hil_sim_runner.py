@@ -38,6 +38,8 @@ def test_headless_lockstep_run_writes_metrics_and_picture_and_names_them(tmp_pat
     for key in ("boards_down", "sim_duration_s", "wall_duration_s", "rtf", "mcu_rtt_ms", "failsafe_events"):
         assert key in metrics
     assert metrics["sim_duration_s"] >= 2.0
+    assert metrics["cpu_latency"].startswith("CPU wake-up latency ")  # held, or why not
+    assert f"hil_sim_runner: {metrics['cpu_latency']} (cpu_latency)" in lines
     assert (report / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -51,6 +51,8 @@ MCU_KINDS = ("virtual", "simavr", "serial")
 PHYSICS = ("native", "mujoco")
 #: The node that plays the MCU, by kind (a real MCU has none).
 MCU_NODES = {"virtual": "virtual_mcu", "simavr": "simavr_mcu"}
+#: When a run holds the CPUs' wake-up latency low (``cpu_latency``).
+CPU_LATENCY = ("auto", "on", "off")
 #: Who talks to the firmware on its command UART; ``profile``: the robot profile's ``brain``.
 BRAINS = ("profile", "control_loop", "none")
 #: The control loop's behaviours; ``manual`` (spelt ``""`` too) drives on cmd_vel.
@@ -348,6 +350,16 @@ class GraphOptions:
         "transforms and diagnostics on /team_a/tf, /team_a/tf_static and /team_a/diagnostics, the pty "
         "links in the namespace's folder; empty: none. /clock stays /clock.",
         surfaces=("launch",),
+    )
+    cpu_latency: str = option(
+        "auto",
+        "Keep idle CPU cores from halting (Linux PM QoS, /dev/cpu_dma_latency: root's by default) while "
+        "the run lasts: the ptys' hand-overs between its parts are several times faster on a machine "
+        "whose idle cores halt, for more power drawn. auto: in lockstep runs (rtf 0), which go as "
+        "fast as they can; on: in every run; off: never. Where the device cannot be opened the run "
+        "goes on and says so.",
+        choices=CPU_LATENCY,
+        surfaces=("cli", "scenario", "marker"),
     )
     params_file: str = option(
         "",
