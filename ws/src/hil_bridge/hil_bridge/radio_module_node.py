@@ -86,9 +86,10 @@ class RadioModuleNode(Node):
         self._thread.start()
 
     def follow(self, clock: SimulatedClock) -> None:
-        """Lockstep: steps by :meth:`advance_to`; the port's reopen backoff on ``clock``'s time."""
-        self.link.use_clock(clock)
-        self._next_step = clock()
+        """Lockstep: steps by :meth:`advance_to`; the port's reopen backoff on the module's time."""
+        running = self._running_time = RunningTime()
+        self.link.use_clock(lambda: running.at(clock()))
+        self._next_step = running.at(clock())
 
     def stop(self) -> None:
         """Stop stepping and close the port."""

@@ -158,11 +158,11 @@ class SignalBridgeNode(Node):
         self.link.close()
 
     def follow(self, clock: SimulatedClock) -> None:
-        """Lockstep: exchange by :meth:`advance_to`, reopen the port on ``clock``'s time."""
-        self.link.use_clock(clock)
+        """Lockstep: exchange by :meth:`advance_to`, reopen the port on the bridge's time."""
+        running = self._running_time = RunningTime()
+        self.link.use_clock(lambda: running.at(clock()))
         self.sim_clock = None  # the clock moves as the run is stepped: nothing to watch
-        self._running_time = RunningTime()
-        self._start, self._exchanges = self._running_time.at(clock()), 0
+        self._start, self._exchanges = running.at(clock()), 0
 
     def advance_to(self, t: float) -> None:
         """Lockstep: the exchange due by simulated time ``t``, if one is (one per period).

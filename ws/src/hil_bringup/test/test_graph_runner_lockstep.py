@@ -107,19 +107,52 @@ def test_the_radio_module_reads_every_byte_the_firmware_in_simavr_sent() -> None
 
 
 @pytest.mark.ros
-def test_the_bridge_exchanges_every_period_also_after_a_world_reset() -> None:
-    """A reset takes simulated time back to 0; the bridge's exchanges count from there."""
-    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="virtual", behaviour="boards"))
+@pytest.mark.parametrize("faults", [False, True])
+def test_the_bridge_exchanges_every_period_also_after_a_world_reset(faults: bool) -> None:
+    """A reset takes simulated time back to 0; the bridge's exchanges count from there.
+
+    With ``faults`` the frames pass a fault proxy (dropping nothing here), whose bytes in
+    flight stay due a wire time after they came in, not at their old simulated time.
+    """
+    options = GraphOptions(rtf=0.0, behaviour="boards", faults=faults, fault_drop=0.0, fault_corrupt=0.0)
+    runner = GraphRunner(options)
     runner.start()
     try:
         for _ in range(200):
             runner.step()
         runner.sim.on_reset(Trigger.Request(), Trigger.Response())
         assert runner.sim.sim.time == 0.0
-        sent = runner.bridge.exchange.frames_sent
+        exchange = runner.bridge.exchange
+        sent, received = exchange.frames_sent, exchange.frames_received
         for _ in range(100):
             runner.step()
-        assert runner.bridge.exchange.frames_sent - sent == 100
+        assert exchange.frames_sent - sent == 100
+        assert exchange.frames_received - received >= 99  # the one in flight may come a period late
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
+def test_a_link_down_at_a_world_reset_reopens_on_its_backoff_not_at_its_old_simulated_deadline() -> None:
+    runner = GraphRunner(GraphOptions(rtf=0.0, behaviour="boards"))
+    runner.start()
+    try:
+        mcu = runner.mcu
+        assert mcu is not None
+        for _ in range(2000):  # 10 s
+            runner.step()
+        mcu.unplug()  # type: ignore[union-attr]
+        for _ in range(10):
+            runner.step()
+        assert runner.loop.link.state is not LinkState.OPEN
+        runner.sim.on_reset(Trigger.Request(), Trigger.Response())
+        mcu.plug()  # type: ignore[union-attr]
+        periods = 0
+        while runner.loop.link.state is not LinkState.OPEN and periods < 1000:
+            runner.step()
+            periods += 1
+        # The backoff is at most 2 s (400 periods); on the old deadline it took 10 s more.
+        assert periods <= 400, periods
     finally:
         runner.stop()
 

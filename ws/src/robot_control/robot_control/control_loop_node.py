@@ -249,12 +249,12 @@ class ControlLoopNode(Node):
         """Lockstep: run on ``clock`` (frames by :meth:`advance_to`): a fresh loop at its time.
 
         That clock is the simulated one and moves only as the loop is stepped: no
-        ``clock`` failsafe. The port's reopen backoff runs on it too.
+        ``clock`` failsafe. The port's reopen backoff runs on the loop's time too.
         """
         self._running_time = running = RunningTime()
         self.clock = lambda: running.at(clock())  # cmd_vel and station commands on the loop's time
         self.sim_clock = None
-        self.link.use_clock(clock)
+        self.link.use_clock(self.clock)
         self._config = replace(self._config, clock_timeout=None)
         with self.lock:
             self.loop = self._new_loop()

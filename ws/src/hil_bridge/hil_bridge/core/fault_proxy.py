@@ -28,7 +28,7 @@ import numpy as np
 from hil_bridge.core.faults import ByteObserver, FaultChannel, FaultModel
 from hil_bridge.core.pty_link import PtyPair
 from hil_bridge.core.serial_link import SerialLink
-from hil_common.core.stepping import SimulatedClock
+from hil_common.core.stepping import RunningTime, SimulatedClock
 
 #: Longest sleep of the copy loop when nothing is due; bounds the stop latency.
 IDLE_WAIT_S = 0.02
@@ -59,6 +59,7 @@ class FaultProxy:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._running_time = RunningTime()
 
     @property
     def path(self) -> str:
@@ -71,12 +72,17 @@ class FaultProxy:
         self._thread.start()
 
     def follow(self, clock: SimulatedClock) -> None:
-        """Lockstep: copy by :meth:`advance_to`; reopen ``upstream`` on ``clock``'s time."""
-        self.upstream.use_clock(clock)
+        """Lockstep: copy by :meth:`advance_to`; reopen ``upstream`` on the proxy's own time.
+
+        The proxy's time runs on across a world reset (:class:`RunningTime`): the bytes
+        in flight stay due when they were, a wire time after they came in.
+        """
+        running = self._running_time = RunningTime()
+        self.upstream.use_clock(lambda: running.at(clock()))
 
     def advance_to(self, t: float) -> None:
         """Lockstep: move what is readable and due at simulated time ``t``."""
-        self._move(t)
+        self._move(self._running_time.at(t))
 
     def _move(self, now: float) -> float | None:
         """Move whatever is readable and due; returns when the next byte is due."""
