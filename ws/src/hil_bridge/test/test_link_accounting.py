@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hil_bridge.core.crc import crc16
-from hil_bridge.core.faults import DROPPED, FaultChannel, FaultModel
+from hil_bridge.core.faults import CORRUPTED, DROPPED, FaultChannel, FaultModel
 from hil_bridge.core.line_protocol import Drive, Heartbeat, LineDecoder, LineEncoder, Message, Telemetry
 from hil_bridge.core.link_accounting import (
     DAMAGED,
@@ -135,6 +135,50 @@ def test_checked_line_whose_crc_matches_after_a_lost_digit_is_taken_damaged() ->
     assert reconcile(tally, ReceiverCounts.of_lines(decoder.stats))["accounted"]
 
 
+SENT = b"HBB,1234.567800*008B2DCF"
+#: Two bytes dropped, two corrupted: what arrives still passes the CRC (seed 294 above).
+MISSED = (
+    bytes([0, 0, 0, 0, 0, 0, DROPPED, 0, 0, DROPPED, 0, CORRUPTED, 0, 0, CORRUPTED]) + bytes(9),
+    b"HBB,1234.56?80\x10*008B2DCF",
+)
+
+
+@pytest.mark.parametrize(
+    ("sent", "damage", "on_line", "fate"),
+    [
+        pytest.param(SENT, *MISSED, TAKEN_DAMAGED, id="corrupted-yet-passes-its-crc"),
+        pytest.param(SENT, MISSED[0], None, DAMAGED, id="corrupted-values-not-told"),
+        pytest.param(
+            b"HBB,1234.567800*0124EB65",
+            bytes(20) + bytes([CORRUPTED]) + bytes(3),
+            b"HBB,1234.567800*0124eB65",
+            DAMAGED,
+            id="crc-in-lower-case-hex-refused-as-the-decoder-does",
+        ),
+    ],
+)
+def test_line_tally_judges_a_damaged_line_as_it_arrived(
+    sent: bytes, damage: bytes, on_line: bytes | None, fate: int
+) -> None:
+    tally = LineTally(checked=True)
+    tally.observe(sent + b"\n", damage + b"\x00", on_line=None if on_line is None else on_line + b"\n")
+    assert list(tally.fates) == [fate]
+    if on_line is not None:  # the decoder agrees with the tally on what arrived
+        received = bytes(b for b, d in zip(on_line, damage, strict=True) if d != DROPPED) + b"\n"
+        decoder = LineDecoder(checked=True)
+        decoder.feed(received)
+        took = decoder.stats.messages + ReceiverCounts.of_lines(decoder.stats).taken_undecoded
+        assert took == (fate == TAKEN_DAMAGED)
+
+
+def accounted_but_for_chance(report: dict[str, object]) -> bool:
+    """Accounted, or off by no more than the receiver's unforeseen takes (CRC-16 by chance)."""
+    unforeseen = report["taken_unforeseen"]
+    unaccounted = report["unaccounted"]
+    assert isinstance(unforeseen, int) and isinstance(unaccounted, int)
+    return bool(report["accounted"]) or (report["malformed"] == 0 and abs(unaccounted) <= unforeseen > 0)
+
+
 def crc_passes(line: bytes) -> bool:
     body = line.rstrip(b"\n")
     return body[-9:-8] == b"*" and crc16(body[:-4]) == int(body[-4:], 16)
@@ -159,6 +203,9 @@ def test_plain_frame_that_lost_its_last_byte_is_taken_damaged_and_swallows_the_n
     corrupt=st.sampled_from([0.0, 0.005, 0.01, 0.05]),
     chunk=st.integers(1, 97),
 )
+# A heartbeat line that lost two bytes and had two corrupted passes its CRC there, and
+# its fields then fail: the receiver took its number (taken_undecoded).
+@example(seed=294, drop=0.05, corrupt=0.05, chunk=1)
 def test_checked_lines_every_damaged_line_is_counted_lost(
     seed: int, drop: float, corrupt: float, chunk: int
 ) -> None:
@@ -168,7 +215,7 @@ def test_checked_lines_every_damaged_line_is_counted_lost(
     decoder.schema.lists["TL1"] = ("right", "left")
     decoder.feed(through(channel, lines(400, checked=True), chunk))
     report = reconcile(tally, ReceiverCounts.of_lines(decoder.stats))
-    assert report["accounted"], report
+    assert accounted_but_for_chance(report), report
     assert report["sent"] == 400
     lost = report["before_first"] + report["expected_lost"] + report["not_yet_counted"]
     assert lost == report["damaged"] + report["merged"]
@@ -183,6 +230,9 @@ def test_checked_lines_every_damaged_line_is_counted_lost(
     corrupt=st.sampled_from([0.0, 0.005, 0.01]),
     chunk=st.integers(1, 97),
 )
+# A frame read across the gap of lost bytes passes its CRC by chance: one take the
+# tally does not foresee (taken_unforeseen), the lost count one off.
+@example(seed=740247171, drop=0.05, corrupt=0.0, chunk=82)
 def test_checked_frames_every_damaged_frame_is_counted_lost(
     seed: int, drop: float, corrupt: float, chunk: int
 ) -> None:
@@ -191,7 +241,7 @@ def test_checked_frames_every_damaged_frame_is_counted_lost(
     decoder = FrameDecoder(LAYOUT.outputs, checked=True)
     decoder.feed(through(channel, frames(800, checked=True), chunk))
     report = reconcile(tally, ReceiverCounts.of_frames(decoder.stats))
-    assert report["accounted"], report
+    assert accounted_but_for_chance(report), report
     assert report["merged"] == 0
 
 

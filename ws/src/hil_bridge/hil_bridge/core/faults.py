@@ -82,10 +82,14 @@ class FaultStats:
 
 
 class ByteObserver(Protocol):
-    """Told, for every push, the bytes as sent and which of them the line damaged."""
+    """Told, for every push, the bytes as sent, which of them the line damaged and how."""
 
-    def observe(self, data: bytes, damaged: bytes) -> None:
-        """``damaged[i]``: :data:`DROPPED`, :data:`CORRUPTED`, :data:`DUPLICATED` or 0 for ``data[i]``."""
+    def observe(self, data: bytes, damaged: bytes, *, on_line: bytes | None = None) -> None:
+        """``damaged[i]``: :data:`DROPPED`, :data:`CORRUPTED`, :data:`DUPLICATED` or 0 for ``data[i]``.
+
+        ``on_line[i]``: ``data[i]`` as it went on the line (a corrupted byte's new value;
+        a duplicated one went twice, a dropped one not at all); None: not told.
+        """
 
 
 class FaultChannel:
@@ -125,6 +129,7 @@ class FaultChannel:
             self._epoch, self._slots, self._held = now, 0, 0.0
         stats = self.stats
         damaged = bytearray(count) if self.observer is not None else None
+        on_line = bytearray(data) if self.observer is not None else None
         for index, original in enumerate(data):
             drop, corrupt, duplicate, delay, bit = draws[index]
             if drop < model.drop:
@@ -136,8 +141,9 @@ class FaultChannel:
             if corrupt < model.corrupt:
                 byte ^= 1 << int(bit * 8)
                 stats.corrupted += 1
-                if damaged is not None:
+                if damaged is not None and on_line is not None:
                     damaged[index] = CORRUPTED
+                    on_line[index] = byte
             copies = 2 if duplicate < model.duplicate else 1
             stats.duplicated += copies - 1
             if copies > 1 and damaged is not None:
@@ -149,8 +155,8 @@ class FaultChannel:
                 self._slots += 1
                 self._queue.append((self._epoch + self._held + self._slots * byte_time, byte))
         stats.bytes_in += count
-        if self.observer is not None and damaged is not None:
-            self.observer.observe(data, bytes(damaged))
+        if self.observer is not None and damaged is not None and on_line is not None:
+            self.observer.observe(data, bytes(damaged), on_line=bytes(on_line))
 
     def pop_ready(self, now: float) -> bytes:
         """The bytes that have arrived by ``now``."""

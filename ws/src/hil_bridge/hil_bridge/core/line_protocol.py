@@ -139,6 +139,20 @@ class DropReason(str, Enum):
     DUPLICATE = "duplicate"
 
 
+#: Checked mode: the reasons a line is dropped for after its CRC passed and its
+#: sequence number was taken (a damaged line the CRC missed, or a peer's bad line).
+AFTER_SEQUENCE = frozenset(
+    {
+        DropReason.EMPTY,
+        DropReason.NOT_ASCII,
+        DropReason.UNKNOWN_ID,
+        DropReason.UNKNOWN_LIST,
+        DropReason.BAD_FIELD,
+        DropReason.BAD_ARITY,
+    }
+)
+
+
 @dataclass
 class DecodeStats:
     """Counters of a decoder: messages decoded, lines dropped by reason, lines lost."""
@@ -217,6 +231,18 @@ class LineEncoder:
         body += b"*%04X" % self.seq
         self.seq = (self.seq + 1) & 0xFFFF
         return body + b"%04X\n" % crc16(body)
+
+
+def check_fault(line: bytes) -> str:
+    """Why a checked line (no line feed) fails its ``*SSSSCCCC`` check; "" if it passes."""
+    if len(line) < 9 or line[-9:-8] != b"*":
+        return "no *SSSSCCCC suffix"
+    seq_hex, crc_hex = line[-8:-4].decode("ascii", "replace"), line[-4:].decode("ascii", "replace")
+    if not (_HEX4.fullmatch(seq_hex) and _HEX4.fullmatch(crc_hex)):
+        return "suffix is not hex"
+    if crc16(line[:-4]) != int(crc_hex, 16):
+        return "CRC mismatch"
+    return ""
 
 
 class LineDecoder:
@@ -300,17 +326,11 @@ class LineDecoder:
         self.stats.last_error = f"{reason.value}: {why}: {line!r}"
 
     def _unwrap_checked(self, line: bytes) -> bytes | None:
-        if len(line) < 9 or line[-9:-8] != b"*":
-            self._drop(DropReason.BAD_CHECK, line, "no *SSSSCCCC suffix")
+        fault = check_fault(line)
+        if fault:
+            self._drop(DropReason.BAD_CHECK, line, fault)
             return None
-        seq_hex, crc_hex = line[-8:-4].decode("ascii", "replace"), line[-4:].decode("ascii", "replace")
-        if not (_HEX4.fullmatch(seq_hex) and _HEX4.fullmatch(crc_hex)):
-            self._drop(DropReason.BAD_CHECK, line, "suffix is not hex")
-            return None
-        if crc16(line[:-4]) != int(crc_hex, 16):
-            self._drop(DropReason.BAD_CHECK, line, "CRC mismatch")
-            return None
-        seq = int(seq_hex, 16)
+        seq = int(line[-8:-4], 16)
         verdict = self._sequence.check(seq)
         if verdict == DUPLICATE:
             self._drop(DropReason.DUPLICATE, line, f"sequence {seq} already seen")

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hil_bridge.core.crc import crc16
-from hil_bridge.core.faults import DROPPED
-from hil_bridge.core.line_protocol import DecodeStats
+from hil_bridge.core.faults import CORRUPTED, DROPPED, DUPLICATED
+from hil_bridge.core.line_protocol import AFTER_SEQUENCE, DecodeStats, check_fault
 from hil_bridge.core.signal_protocol import START, FrameStats
 
 #: Fates of a message on the line: the receiver takes it as sent.
@@ -68,7 +68,16 @@ EXPLANATIONS: Mapping[str, str] = {
     "taken_damaged": (
         "damaged messages the receiver took as good: in plain mode whatever still parses, in"
         " checked mode those whose CRC-16 matches by chance (about 1 in 65536 damaged ones; the"
-        " tally recognises them when only bytes were lost, others show as unaccounted)"
+        " tally judges a line as it arrived, a frame when it only lost one byte or was only"
+        " corrupted; a frame the CRC missed after other damage shows as unaccounted). A checked"
+        " line the CRC missed whose fields then fail is counted by the receiver as bad and as"
+        " taken_undecoded: its sequence number was taken"
+    ),
+    "taken_unforeseen": (
+        "checked mode: messages the receiver took beyond those the tally foresaw, a CRC-16 that"
+        " matched by chance on damage the tally does not follow (a frame read across a lost"
+        " byte's gap); each can leave the lost count one off (unaccounted), so the report is"
+        " then not accounted"
     ),
     "started_by_previous_end": (
         "frames that lost their start byte yet arrived whole: the frame before ended in 0xFF and"
@@ -128,8 +137,8 @@ class MessageTally:
         self.completed_by_next_start = 0
         self.started_by_previous_end = 0
 
-    def observe(self, data: bytes, damaged: bytes) -> None:
-        """Take a push of the fault channel: the bytes as sent, 1 where damaged."""
+    def observe(self, data: bytes, damaged: bytes, *, on_line: bytes | None = None) -> None:
+        """Take a push of the fault channel (:class:`~hil_bridge.core.faults.ByteObserver`)."""
         raise NotImplementedError
 
     @property
@@ -151,23 +160,42 @@ class LineTally(MessageTally):
         super().__init__(checked=checked)
         self._line = bytearray()
         self._damage = bytearray()
+        #: The current line's bytes as they went on the line; None: a corrupted byte's new
+        #: value was not told (the line cannot be judged as the receiver sees it).
+        self._on_line: bytearray | None = bytearray()
         self._line_feed_lost = False
 
-    def observe(self, data: bytes, damaged: bytes) -> None:
-        """Take a push of the fault channel: the bytes as sent, nonzero where damaged."""
+    def observe(self, data: bytes, damaged: bytes, *, on_line: bytes | None = None) -> None:
+        """Take a push of the fault channel: the bytes as sent, nonzero where damaged.
+
+        ``on_line``: the bytes as they went on the line (a corrupted byte's new value),
+        which tells whether a damaged line still passes its CRC; None: not told.
+        """
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
-            self._line += data[start:end]
-            self._damage += damaged[start:end]
+            self._add(data, damaged, on_line, start, end)
             self._end_line(damaged[end])
             start = end + 1
         if start < len(data):
-            self._line += data[start:]
-            self._damage += damaged[start:]
+            self._add(data, damaged, on_line, start, len(data))
             if len(self._line) > MAX_TALLY_LINE:
                 self.malformed += 1
-                self._line.clear()
-                self._damage.clear()
+                self._clear()
+
+    def _add(self, data: bytes, damaged: bytes, on_line: bytes | None, start: int, end: int) -> None:
+        self._line += data[start:end]
+        self._damage += damaged[start:end]
+        if on_line is not None and self._on_line is not None:
+            self._on_line += on_line[start:end]
+        elif CORRUPTED in damaged[start:end]:
+            self._on_line = None
+        elif self._on_line is not None:
+            self._on_line += data[start:end]
+
+    def _clear(self) -> None:
+        self._line.clear()
+        self._damage.clear()
+        self._on_line = bytearray()
 
     def _end_line(self, line_feed: int) -> None:
         line, damage = bytes(self._line), self._damage
@@ -178,18 +206,17 @@ class LineTally(MessageTally):
         else:
             self.fates.append(MERGED if self._line_feed_lost else INTACT)
         self._line_feed_lost = line_feed != 0
-        self._line.clear()
-        self._damage.clear()
+        self._clear()
 
     def _damaged_fate(self, line: bytes, damage: bytearray, line_feed: int) -> int:
-        """DAMAGED, or TAKEN_DAMAGED if only bytes were lost and what is left passes the CRC."""
-        if (
-            self.checked
-            and not (line_feed or self._line_feed_lost)
-            and damage.count(0) + damage.count(DROPPED) == len(damage)
-            and _checked_line(bytes(b for b, d in zip(line, damage, strict=True) if not d))
-        ):
-            return TAKEN_DAMAGED  # the CRC's blind spot: about 1 in 65536
+        """DAMAGED, or TAKEN_DAMAGED if the line as it arrived still passes its CRC."""
+        if self.checked and not (line_feed or self._line_feed_lost) and self._on_line is not None:
+            arrived = bytearray()
+            for byte, how in zip(self._on_line, damage, strict=True):
+                if how != DROPPED:
+                    arrived += bytes((byte, byte)) if how == DUPLICATED else bytes((byte,))
+            if b"\n" not in arrived and _checked_line(bytes(arrived)):
+                return TAKEN_DAMAGED  # the CRC's blind spot: about 1 in 65536
         return DAMAGED
 
 
@@ -199,13 +226,8 @@ def _hit(damaged: bytes | bytearray, start: int, end: int) -> bool:
 
 
 def _checked_line(line: bytes) -> bool:
-    """True if ``line`` (no line feed) ends in a valid ``*SSSSCCCC``."""
-    if len(line) < 9 or line[-9] != ord("*"):
-        return False
-    try:
-        return crc16(line[:-4]) == int(line[-4:], 16)
-    except ValueError:
-        return False
+    """True if ``line`` (no line feed) passes its ``*SSSSCCCC`` check, as the decoder judges it."""
+    return not check_fault(line)
 
 
 class FrameTally(MessageTally):
@@ -220,6 +242,8 @@ class FrameTally(MessageTally):
         self._first_id = 2 if checked else 1
         self._buffer = bytearray()
         self._damage = bytearray()
+        #: The buffered bytes as they went on the line (None: a corrupted byte's value not told).
+        self._on_line: bytearray | None = bytearray()
         #: A frame the receiver takes if the next frame's start byte arrives: (index, fate).
         self._completing: tuple[int, int] | None = None
         #: The last byte of the frame before, its damage, and whether the receiver took it.
@@ -227,11 +251,22 @@ class FrameTally(MessageTally):
         #: Bytes outside any frame as sent (the sender's output was broken).
         self.unframed_bytes = 0
 
-    def observe(self, data: bytes, damaged: bytes) -> None:
-        """Take a push of the fault channel: the bytes as sent, nonzero where damaged."""
+    def observe(self, data: bytes, damaged: bytes, *, on_line: bytes | None = None) -> None:
+        """Take a push of the fault channel: the bytes as sent, nonzero where damaged.
+
+        A frame that lost one byte, or whose bytes after its start byte were only
+        corrupted (``on_line``: the bytes as they went on the line), is judged as the
+        receiver reads it; other damage loses it.
+        """
         buffer, damage, size = self._buffer, self._damage, self.size
         buffer += data
         damage += damaged
+        if on_line is not None and self._on_line is not None:
+            self._on_line += on_line
+        elif CORRUPTED in damaged:
+            self._on_line = None
+        elif self._on_line is not None:
+            self._on_line += data
         pos = 0
         while pos < len(buffer):
             if buffer[pos] != START:
@@ -247,13 +282,21 @@ class FrameTally(MessageTally):
                 self._completing = self._previous = None
                 pos += 1
                 continue
-            self._take(frame, bytes(damage[pos : pos + size]))
+            arrived = None if self._on_line is None else bytes(self._on_line[pos : pos + size])
+            self._take(frame, bytes(damage[pos : pos + size]), arrived)
             pos += size
         del buffer[:pos]
         del damage[:pos]
+        if self._on_line is not None:
+            del self._on_line[:pos]
+        elif not buffer:
+            self._on_line = bytearray()  # told again from the next push on
 
-    def _take(self, frame: bytes, damage: bytes) -> None:
-        """Record one frame's fate (and settle the one before it, if it waited for this one)."""
+    def _take(self, frame: bytes, damage: bytes, arrived: bytes | None) -> None:
+        """Record one frame's fate (and settle the one before it, if it waited for this one).
+
+        ``arrived``: the frame as it went on the line (None: not told).
+        """
         hit = damage.count(0) != len(damage)
         previous, self._previous = self._previous, None
         if self._completing is not None:
@@ -273,6 +316,14 @@ class FrameTally(MessageTally):
             self.started_by_previous_end += 1
             self.fates.append(INTACT)
             self._previous = (frame[-1], damage[-1], True)
+            return
+        only_corrupted = damage[0] == 0 and damage.count(0) + damage.count(CORRUPTED) == len(damage)
+        if hit and self.checked and arrived is not None and only_corrupted:
+            # Only corrupted after its start byte: the receiver reads the frame where it
+            # was, and its CRC-16 may still match.
+            taken = self._valid(arrived)
+            self.fates.append(TAKEN_DAMAGED if taken else DAMAGED)
+            self._previous = (arrived[-1], damage[-1], taken)
             return
         self.fates.append(DAMAGED if hit else INTACT)
         self._previous = (frame[-1], damage[-1], not hit)
@@ -303,11 +354,16 @@ class ReceiverCounts:
     bad: Mapping[str, int] = field(default_factory=dict)
     #: Bytes thrown away while looking for a frame start (signal link).
     skipped_bytes: int = 0
+    #: Checked lines whose sequence number it took and which it then dropped (their
+    #: fields do not parse: a damaged line its CRC missed).
+    taken_undecoded: int = 0
 
     @classmethod
     def of_lines(cls, stats: DecodeStats) -> ReceiverCounts:
         """The counters of a line decoder."""
-        return cls(stats.messages, stats.lost, {k: v for k, v in stats.dropped.items() if v})
+        after = sum(stats.dropped[reason.value] for reason in AFTER_SEQUENCE)
+        bad = {k: v for k, v in stats.dropped.items() if v}
+        return cls(stats.messages, stats.lost, bad, taken_undecoded=after)
 
     @classmethod
     def of_frames(cls, stats: FrameStats) -> ReceiverCounts:
@@ -320,8 +376,10 @@ def reconcile(tally: MessageTally, receiver: ReceiverCounts) -> dict[str, Any]:
     """One direction's line damage set against its receiver's counts.
 
     The receiver takes the intact (and taken-damaged) messages in order, so the
-    ``decoded``-th of them is the last it took; in checked mode its lost count must
-    then equal the other messages between its first and that one (``accounted``).
+    ``decoded``-th of them is the last it took (checked lines: counting those whose
+    number it took and whose fields it then dropped, ``taken_undecoded``); in checked
+    mode its lost count must then equal the other messages between its first and that
+    one (``accounted``).
     Plain mode cannot be reconciled (``accounted`` None), see :data:`EXPLANATIONS`.
     """
     fates = tally.fates
@@ -338,6 +396,7 @@ def reconcile(tally: MessageTally, receiver: ReceiverCounts) -> dict[str, Any]:
             "lost": receiver.lost,
             "bad": dict(receiver.bad),
             "bad_total": sum(receiver.bad.values()),
+            "taken_undecoded": receiver.taken_undecoded,
             **({"skipped_bytes": receiver.skipped_bytes} if isinstance(tally, FrameTally) else {}),
         },
     }
@@ -347,13 +406,15 @@ def reconcile(tally: MessageTally, receiver: ReceiverCounts) -> dict[str, Any]:
         report["silently_accepted_at_least"] = max(receiver.decoded - counts["intact"], 0)
         report["accounted"] = None
         return report
-    before, counted, after = _split_at_receiver(fates, receiver.decoded)
+    numbered = receiver.decoded + receiver.taken_undecoded
+    before, counted, after = _split_at_receiver(fates, numbered)
     report.update(
         before_first=before,
         expected_lost=counted,
         not_yet_counted=after,
         unaccounted=receiver.lost - counted,
-        accounted=receiver.decoded <= taken and receiver.lost == counted and tally.malformed == 0,
+        taken_unforeseen=max(numbered - taken, 0),
+        accounted=numbered <= taken and receiver.lost == counted and tally.malformed == 0,
     )
     return report
 
