@@ -355,7 +355,8 @@ class ReceiverCounts:
     #: Bytes thrown away while looking for a frame start (signal link).
     skipped_bytes: int = 0
     #: Checked lines whose sequence number it took and which it then dropped (their
-    #: fields do not parse: a damaged line its CRC missed).
+    #: fields do not parse: a damaged line its CRC missed); in plain mode the lines
+    #: dropped for their fields, which :func:`reconcile` leaves alone there.
     taken_undecoded: int = 0
 
     @classmethod
@@ -396,7 +397,6 @@ def reconcile(tally: MessageTally, receiver: ReceiverCounts) -> dict[str, Any]:
             "lost": receiver.lost,
             "bad": dict(receiver.bad),
             "bad_total": sum(receiver.bad.values()),
-            "taken_undecoded": receiver.taken_undecoded,
             **({"skipped_bytes": receiver.skipped_bytes} if isinstance(tally, FrameTally) else {}),
         },
     }
@@ -408,6 +408,7 @@ def reconcile(tally: MessageTally, receiver: ReceiverCounts) -> dict[str, Any]:
         return report
     numbered = receiver.decoded + receiver.taken_undecoded
     before, counted, after = _split_at_receiver(fates, numbered)
+    report["receiver"]["taken_undecoded"] = receiver.taken_undecoded
     report.update(
         before_first=before,
         expected_lost=counted,
