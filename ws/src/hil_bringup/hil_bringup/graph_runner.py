@@ -454,11 +454,11 @@ class GraphRunner:
 
     def start(self) -> None:
         """Start the nodes' threads (real time) or prepare the lockstep driver."""
+        if self.options.cpu_latency == "on" or (self.options.cpu_latency == "auto" and self.lockstep):
+            self.cpu_latency = CpuLatencyHold()
         # In one process the bridge and the simulator exchange by call instead of the
         # 200 Hz hil/signals topics: half the callbacks of the whole graph, and in
         # lockstep the only way to be deterministic (DDS delivery order varies).
-        if self.options.cpu_latency == "on" or (self.options.cpu_latency == "auto" and self.lockstep):
-            self.cpu_latency = CpuLatencyHold()
         for each in self.chains:
             self._connect(each)
         self._connect_descriptions()
