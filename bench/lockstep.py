@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -38,6 +39,8 @@ from _benchlib import bar_plot, emit, private_ros_domain, progress
 from _runnerlib import lockstep_rtf
 from simavr import avr_speed
 
+from hil_bridge.core.lockstep_io import passed_on
+from hil_bridge.core.pty_link import PtyPair
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
 from hil_common.core.cpu_latency import CpuLatencyHold
@@ -139,6 +142,35 @@ def physics_core(seconds: float, *, repeats: int = 3) -> float:
     return seconds / best
 
 
+#: Wall seconds without work after a hold on the CPU latency ends, before measuring
+#: without one: a core that polled while it stood polls on until it idles again.
+IDLE_AGAIN_S = 1.0
+
+
+def pty_handovers(periods: int = 20_000, frame: int = 40) -> float:
+    """Microseconds per period of two pty hand-overs alone, as a lockstep period has.
+
+    A ``frame``-byte write on each of two ptys (the MCU's frame to the bridge, the
+    bridge's to the MCU), each waited for on the other side (``passed_on``) and read:
+    the kernel's share of a period, with nothing else in it.
+    """
+    data = bytes(frame)
+    with PtyPair() as first, PtyPair() as second:
+        ends = [(first.master_fd, os.open(first.slave_name, os.O_RDWR | os.O_NOCTTY))]
+        ends.append((os.open(second.slave_name, os.O_RDWR | os.O_NOCTTY), second.master_fd))
+        try:
+            start = time.perf_counter()
+            for _ in range(periods):
+                for writer, reader in ends:
+                    os.write(writer, data)
+                    passed_on(reader, frame, yielding=False)
+                    os.read(reader, 4096)
+            return (time.perf_counter() - start) / periods * 1e6
+        finally:
+            os.close(ends[0][1])
+            os.close(ends[1][0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=30.0, help="simulated seconds per whole-loop run")
@@ -155,6 +187,7 @@ def main() -> None:
         return
 
     elf = build_firmware(FirmwareOptions(), progress=lambda line: progress(NAME, line))
+    unheld_handovers = pty_handovers()
     # The baselines run under the same hold on the CPUs' wake-up latency as the runs
     # (cpu_latency auto); a hold the bench cannot get is named in the notes.
     with CpuLatencyHold() as hold:
@@ -162,11 +195,15 @@ def main() -> None:
         core = physics_core(args.seconds)
         progress(NAME, f"physics core {core:.1f}x; the harness alone")
         harness_alone = avr_speed(elf, 5.0)["avr_mhz_5ms_steps"] / 16.0
-    progress(NAME, f"harness alone {harness_alone:.1f}x; whole loop, virtual MCU")
+        progress(NAME, f"harness alone {harness_alone:.1f}x; two pty hand-overs alone")
+        handovers = pty_handovers()
+    progress(NAME, f"pty hand-overs {handovers:.1f} us a period ({unheld_handovers:.1f} unheld); whole loop")
     virtual = whole_loop("virtual", args.seconds)
     progress(NAME, f"virtual {virtual['rtf']:.1f}x; whole loop, firmware in simavr")
     simavr = whole_loop("simavr", args.simavr_seconds)
     progress(NAME, f"simavr {simavr['rtf']:.1f}x; both again with cpu_latency off")
+    # A core that polled while the hold stood goes on polling until it idles again.
+    time.sleep(IDLE_AGAIN_S)
     unheld = {
         mcu: whole_loop(mcu, seconds, cpu_latency="off")["rtf"]
         for mcu, seconds in (("virtual", args.seconds), ("simavr", args.simavr_seconds))
@@ -212,6 +249,9 @@ def main() -> None:
         baseline={
             "physics_core_5ms_periods_rtf": round(core, 1),
             "harness_alone_5ms_steps_rtf": round(harness_alone, 2),
+            "physics_core_period_us": round(0.005 / core * 1e6, 1),
+            "two_pty_handovers_per_period_us": round(handovers, 1),
+            "two_pty_handovers_per_period_us_cpu_latency_off": round(unheld_handovers, 1),
             "simavr_one_robot_swarm_world_rtf": round(swarm[1], 2),
             "virtual_whole_loop_rtf_cpu_latency_off": round(unheld["virtual"], 2),
             "simavr_whole_loop_rtf_cpu_latency_off": round(unheld["simavr"], 2),
@@ -226,7 +266,10 @@ def main() -> None:
             "the same request code, spin included; period parts timed with wrappers in a "
             "separate run (their overhead is in the parts); the runs hold the CPUs' wake-up latency "
             "at 0 (cpu_latency auto) and so do the baselines: "
-            f"{hold.describe()}; the cpu_latency_off figures are the same runs without it"
+            f"{hold.describe()}; the cpu_latency_off figures are the same runs without it; two pty "
+            "hand-overs: a 40-byte write on each of two ptys, waited for and read on the other side, "
+            "nothing else (the kernel's share of a period); for virtual_over_physics_core >= 0.5 a "
+            "whole period may take 2 x physics_core_period_us"
         ),
     )
 
