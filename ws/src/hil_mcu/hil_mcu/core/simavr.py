@@ -888,6 +888,11 @@ def _loadavg() -> int:
     return os.open("/proc/loadavg", os.O_RDONLY)
 
 
+#: The machine's cores, against which :func:`_spare_core` counts its runnable tasks
+#: (read once: ``os.cpu_count`` reads a sysfs file on every call, some 2 µs a step).
+_MACHINE_CORES = os.cpu_count() or 1
+
+
 def _spare_core() -> bool:
     """Whether the machine's runnable tasks now (``/proc/loadavg``) are no more than its cores.
 
@@ -897,7 +902,7 @@ def _spare_core() -> bool:
         runnable = int(os.pread(_loadavg(), 128, 0).split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         return False  # no such file (not Linux): do not spin
-    return runnable <= (os.cpu_count() or 1)
+    return runnable <= _MACHINE_CORES
 
 
 class SimavrProcess:
