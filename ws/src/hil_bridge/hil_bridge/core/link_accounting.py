@@ -185,12 +185,8 @@ class LineTally(MessageTally):
     def _add(self, data: bytes, damaged: bytes, on_line: bytes | None, start: int, end: int) -> None:
         self._line += data[start:end]
         self._damage += damaged[start:end]
-        if on_line is not None and self._on_line is not None:
-            self._on_line += on_line[start:end]
-        elif CORRUPTED in damaged[start:end]:
-            self._on_line = None
-        elif self._on_line is not None:
-            self._on_line += data[start:end]
+        told = None if on_line is None else on_line[start:end]
+        self._on_line = _extend_on_line(self._on_line, data[start:end], damaged[start:end], told)
 
     def _clear(self) -> None:
         self._line.clear()
@@ -218,6 +214,24 @@ class LineTally(MessageTally):
             if b"\n" not in arrived and _checked_line(bytes(arrived)):
                 return TAKEN_DAMAGED  # the CRC's blind spot: about 1 in 65536
         return DAMAGED
+
+
+def _extend_on_line(
+    kept: bytearray | None, data: bytes, damaged: bytes, on_line: bytes | None
+) -> bytearray | None:
+    """``kept`` (bytes as they went on the line) with a push's; None from a corrupted byte not told on.
+
+    ``on_line`` None: the push's values on the line were not told, which matters only
+    for its corrupted bytes (the others went as sent).
+    """
+    if kept is not None:
+        if on_line is not None:
+            kept += on_line
+        elif CORRUPTED in damaged:
+            return None
+        else:
+            kept += data
+    return kept
 
 
 def _hit(damaged: bytes | bytearray, start: int, end: int) -> bool:
@@ -261,12 +275,7 @@ class FrameTally(MessageTally):
         buffer, damage, size = self._buffer, self._damage, self.size
         buffer += data
         damage += damaged
-        if on_line is not None and self._on_line is not None:
-            self._on_line += on_line
-        elif CORRUPTED in damaged:
-            self._on_line = None
-        elif self._on_line is not None:
-            self._on_line += data
+        self._on_line = _extend_on_line(self._on_line, data, damaged, on_line)
         pos = 0
         while pos < len(buffer):
             if buffer[pos] != START:
