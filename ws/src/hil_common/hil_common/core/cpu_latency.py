@@ -37,15 +37,13 @@ class CpuLatencyHold:
         #: Why the request failed ("" when it was held).
         self.reason = ""
         self._fd: int | None = None
+        fd = None
         try:
             fd = os.open(self.device, os.O_WRONLY | os.O_CLOEXEC)
-        except OSError as exc:
-            self.reason = f"{self.device}: {exc.strerror or exc}"
-            return
-        try:
             os.write(fd, struct.pack("=i", max_latency_us))
         except OSError as exc:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
             self.reason = f"{self.device}: {exc.strerror or exc}"
             return
         self._fd = fd
