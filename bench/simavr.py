@@ -187,6 +187,7 @@ def main() -> None:
             for link in links.values():  # both up and answering
                 for n in range(5):
                     link.round_trip(n)
+            warm_up = len(links["simavr"].clear)
             rtts, lost = interleaved_round_trips(
                 list(links),
                 lambda kind, n: links[kind].round_trip(n),
@@ -194,7 +195,7 @@ def main() -> None:
                 block=10,
                 name=NAME,
             )
-            clear = links["simavr"].clear[-len(rtts["simavr"]) :]
+            clear = links["simavr"].clear[warm_up:]
         finally:
             for link in links.values():
                 link.close()
