@@ -22,9 +22,9 @@
  * Time: --lockstep reads "run <cycle>" lines on stdin and answers "ok <cycle>" (and the
  * signal link's " signal <bytes read from its pty> <bytes written to it>", the radio's
  * " radio <read> <written>", each UART's " uartN <read> <written>") once the AVR has
- * reached that cycle (the simulator's step); otherwise the AVR is paced to the wall clock (--rtf scales it), and a JSON
- * stats line goes to stdout every --stats-period seconds. "stats" on stdin prints one
- * at once.
+ * reached that cycle (the simulator's step); otherwise the AVR is paced to the wall
+ * clock (--rtf scales it), and a JSON stats line goes to stdout every --stats-period
+ * seconds. "stats" on stdin prints one at once.
  *
  * Resets: "reset" on stdin (answered "ok <cycle>" in lockstep), and the first open of
  * the command link's pty (the open watch: DTR on a real UNO, Nano or Mega), reset the
