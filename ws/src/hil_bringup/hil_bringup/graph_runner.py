@@ -36,6 +36,7 @@ Nodes are built from :func:`hil_bringup.core.graph.describe`, like the launch fi
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 import time
@@ -75,7 +76,7 @@ from hil_bringup.recorder_node import RecorderNode
 from hil_common.core.cpu_latency import CpuLatencyHold
 from hil_common.core.leftovers import OwnedDir, owned_dir
 from hil_common.core.shutdown import deferred_signals
-from hil_common.core.stepping import Stepped
+from hil_common.core.stepping import RunningTime, Stepped
 from hil_common.node_runtime import SharedClock, can_take, take
 from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_mcu.virtual_mcu_node import VirtualMcuNode
@@ -349,7 +350,10 @@ class GraphRunner:
         self.input_feeds: list[Callable[[float], None]] = []
         #: Lockstep: takes the loop's input (None: poll the executor every frame).
         self._inputs: _InputTaker | None = None
-        self._next_full_serve = 0.0
+        #: Lockstep: the serve schedule (on its own time, running on across a world
+        #: reset); whether the firmwares in simavr run the next period's step already
+        #: (``step(ahead=True)``).
+        self._next_full_serve, self._serve_time, self._mcus_ahead = 0.0, RunningTime(), False
         #: The nodes' ROS clocks, set as one: from one /clock subscription (real time, when
         #: the nodes are on use_sim_time) or by step() (lockstep).
         self._clocks = SharedClock()
@@ -676,8 +680,16 @@ class GraphRunner:
         self._failure = self._failure or f"{name} failed: {exc}"
         return HilBringupError(self._failure)
 
-    def step(self) -> None:
+    def step(self, *, ahead: bool = False) -> None:
         """Lockstep: one signal period of the whole graph, in a fixed order.
+
+        ``ahead``: the firmwares in simavr begin the next period's step beside this
+        period's physics when nothing after the bridges writes to them in this period (no
+        control-loop frame due), so the harnesses and this process work at once. The
+        caller promises to change nothing the firmwares read before its next
+        :meth:`step` (writing to their UARTs, resetting or unplugging them); looking at
+        the run is fine. What the run does is the same as without ``ahead``, bit for
+        bit; a run of virtual MCUs steps as without it.
 
         Raises:
             HilBringupError: a part of the graph raised (a firmware harness that died),
@@ -687,16 +699,20 @@ class GraphRunner:
         if not self.lockstep:
             raise HilBringupError("step() is for lockstep runs (rtf 0)")
         try:
-            self._step()
+            self._step(ahead=ahead)
         except Exception as exc:
             if self._stepping is None:
                 raise
             raise self._failed(self._stepping, exc) from exc
 
-    def _step(self) -> None:
+    def _step(self, *, ahead: bool) -> None:
         sim, chains = self.sim, self.chains
         now = sim.sim.time
-        self._step_mcus(now)
+        if self._mcus_ahead:
+            self._mcus_ahead = False
+        else:
+            self._start_mcus(now)
+        self._finish_mcus(now)
         for each in chains:
             if each.radio is not None:
                 self._stepping = each.radio
@@ -707,12 +723,20 @@ class GraphRunner:
         for each in chains:
             self._stepping = each.bridge
             each.bridge.advance_to(now)  # its pins reach the simulator through its port
+        # The next period's firmware steps read what the MCUs' ptys hold now, and only a
+        # loop's frame (or the callbacks served with it) writes to them before they begin.
+        end = sim.period_end
+        if ahead and not self._serving_due(end, peek=True) and self._all_in_simavr():
+            self._start_mcus(end)
+            self._mcus_ahead = True
         self._stepping = sim
         sim.advance_to(now + sim.period)  # and the sensor values reach the bridges
+        # A world reset the simulator's service thread did meanwhile ends the period
+        # elsewhere; the firmwares run on to ``end`` on their own time (RunningTime).
         now = sim.sim.time
         self._clocks.set(now)
         loops = self.loops
-        if any(loop.next_frame <= now for loop in loops) or (not loops and now >= self._next_full_serve):
+        if self._serving_due(now):
             # Callbacks run here, in the driver, just before the loop's frame: the loop and
             # the recorder then take a cmd_vel at a simulated time that does not depend on
             # DDS, which is what lets a replay reproduce the run. The loop acts on input
@@ -725,19 +749,37 @@ class GraphRunner:
             # everything else it serves (parameter services), and always when recording.
             self._stepping = "the ROS callbacks"
             taken = self._inputs.take(_MAX_CALLBACKS_PER_STEP) if self._inputs is not None else None
-            if taken is None or now >= self._next_full_serve:
-                self._next_full_serve = now + _FULL_SERVE_PERIOD_S
+            served = self._serve_time.peek(now)
+            if taken is None or served >= self._next_full_serve:
+                self._next_full_serve = served + _FULL_SERVE_PERIOD_S
                 self._serve_callbacks()
         for loop in loops:
             self._stepping = loop
             loop.advance_to(now)
         self._stepping = None
 
-    def _step_mcus(self, now: float) -> None:
-        """Lockstep: every simulated MCU's step to ``now``, the user's UART bytes before it and after.
+    def _serving_due(self, t: float, *, peek: bool = False) -> bool:
+        """Lockstep: whether the period ending at simulated time ``t`` serves input (a frame is due).
+
+        Each loop's frames and the serve schedule are on their own running time
+        (:class:`RunningTime`), so a world reset that takes ``t`` back to 0 leaves them
+        due. ``peek``: ask ahead of the period's end, changing nothing.
+        """
+        served = self._serve_time.peek(t) if peek else self._serve_time.at(t)
+        loops = self.loops
+        return any(loop.frame_due(t) for loop in loops) or (not loops and served >= self._next_full_serve)
+
+    def _all_in_simavr(self) -> bool:
+        """Whether every robot's MCU of the run is a firmware in simavr (and there is one)."""
+        mcus = [each.mcu for each in self.chains if each.mcu is not None]
+        return bool(mcus) and all(isinstance(mcu, SimavrMcuNode) for mcu in mcus)
+
+    def _start_mcus(self, now: float) -> None:
+        """Lockstep: the user's UART bytes to each simulated MCU; those in simavr set running to ``now``.
 
         The firmwares in simavr run their steps side by side (each harness is its own
-        process, and none reads another's output within a step); the virtual MCUs in turn.
+        process, and none reads another's output within a step); the virtual MCUs step
+        in :meth:`_finish_mcus`, in turn.
         """
         for each in self.chains:
             if each.mcu is not None:
@@ -748,6 +790,9 @@ class GraphRunner:
                     for handover in each.handovers.values():
                         handover.wait()  # what the run wrote to it is there to read
                     each.mcu.start_advance(now)
+
+    def _finish_mcus(self, now: float) -> None:
+        """Lockstep: every simulated MCU's step to ``now`` done, the user's UART bytes after it."""
         for each in self.chains:
             if each.mcu is not None:
                 self._stepping = each.mcu
@@ -874,6 +919,10 @@ class GraphRunner:
         if self._stopping.is_set():
             return
         with deferred_signals():
+            if self._mcus_ahead:  # the firmwares' next step, begun ahead, ends as it would have
+                self._mcus_ahead = False
+                with contextlib.suppress(Exception):
+                    self._finish_mcus(self.sim.sim.time)
             self._drain_recording()
             # The executors first: no callback then runs into a node being stopped (a
             # message for a closed bag). The spin threads leave once the future is done;

@@ -414,7 +414,7 @@ def _advance(runner: GraphRunner, signals: ShutdownSignals, *, check_failure: bo
     """One lockstep period, or a short wait in real time; False once a part of the run has died."""
     if runner.lockstep:
         try:
-            runner.step()
+            runner.step(ahead=True)  # between two periods the run is only looked at
         except HilError:
             if runner.failure() is None:
                 raise

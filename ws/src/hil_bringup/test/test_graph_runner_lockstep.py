@@ -176,6 +176,57 @@ def test_the_robot_drives_again_after_a_world_reset(mcu: str) -> None:
         runner.stop()
 
 
+@pytest.mark.ros
+def test_input_feeds_run_again_in_the_first_frames_after_a_world_reset() -> None:
+    """The loop's frames and the serve schedule are on their own time: a reset does not pause them."""
+    runner = GraphRunner(GraphOptions(rtf=0.0, behaviour="boards"))
+    fed: list[float] = []
+    runner.input_feeds.append(fed.append)
+    runner.start()
+    try:
+        while runner.sim.sim.time < 2.0:
+            runner.step()
+        runner.sim.on_reset(Trigger.Request(), Trigger.Response())
+        before = len(fed)
+        for _ in range(40):  # 0.2 s: six frames at 30 Hz
+            runner.step()
+        assert len(fed) - before >= 5, fed[before:]
+        assert all(t <= 0.2 + 1e-9 for t in fed[before:])  # at the world's time, from 0 again
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
+def test_a_firmware_in_simavr_stepped_ahead_runs_beside_the_physics_between_frames_and_stops() -> None:
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards"))
+    runner.start()
+    try:
+        mcu = runner.mcu
+        assert mcu is not None
+        world = runner.sim.sim
+        starts: list[bool] = []  # whether the firmware's step began before the world's period ran
+        inner = mcu.start_advance  # type: ignore[union-attr]
+
+        def start_advance(t: float) -> None:
+            starts.append(t > world.time + 1e-9)
+            inner(t)
+
+        mcu.start_advance = start_advance  # type: ignore[union-attr]
+        for _ in range(400):
+            runner.step(ahead=True)
+        for _ in range(10):  # one period at a time again: the step begun ahead is finished first
+            runner.step()
+        ahead = sum(starts)
+        # A frame of the loop (30 Hz: one period in 6 or 7) writes to the MCU after the
+        # bridge: its next step waits for it; the others begin ahead.
+        assert 300 <= ahead <= 360, ahead
+        runner.step(ahead=True)
+        process = mcu.process  # type: ignore[union-attr]
+    finally:
+        runner.stop()
+    assert process is not None and process.process.poll() is not None
+
+
 def test_every_hil_robot_runs_on_its_own_loop_and_the_others_follow_cmd_vel() -> None:
     runner = GraphRunner(GraphOptions(rtf=0.0, robots=4, hil_robots=3, behaviour="boards"))
     runner.start()

@@ -37,3 +37,12 @@ def test_reads_at_the_same_time_do_not_shorten_the_period_a_reset_counts() -> No
         running.at(t)
         running.at(t)  # the part read its clock again at the same time
     assert running.at(0.0) == pytest.approx(0.015)  # the last period, 5 ms, counted in full
+
+
+@given(st.lists(st.floats(min_value=0.0, max_value=1e6), min_size=1, max_size=50))
+def test_a_peek_says_what_the_next_read_gives_and_changes_nothing(times: list[float]) -> None:
+    running, twin = RunningTime(), RunningTime()
+    for t in times:
+        peeked = running.peek(t)
+        assert running.peek(t) == peeked  # changed nothing
+        assert running.at(t) == peeked == twin.at(t)

@@ -390,6 +390,11 @@ class SimNode(Node):
         """Simulated seconds of one signal period (the physics steps between two exchanges)."""
         return self.chunk * self.sim.dt
 
+    @property
+    def period_end(self) -> float:
+        """Lockstep: the simulated time at the end of the next period, as the world will read it."""
+        return (self.sim.steps + self.chunk) * self.sim.dt
+
     def advance_to(self, t: float) -> None:
         """Lockstep: whole signal periods until simulated time ``t`` (one :meth:`_one_period` each)."""
         half = 0.5 * self.period

@@ -20,8 +20,10 @@ from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
 
 
-def lockstep_digest(options: GraphOptions, *, seconds: float) -> str:
+def lockstep_digest(options: GraphOptions, *, seconds: float, ahead: bool = False) -> str:
     """The SHA-256 (hex) of a lockstep run of ``options`` over ``seconds`` simulated.
+
+    ``ahead``: stepped with ``step(ahead=True)``, which must not change the digest.
 
     Raises:
         HilBringupError: a part of the graph failed (naming it).
@@ -32,7 +34,7 @@ def lockstep_digest(options: GraphOptions, *, seconds: float) -> str:
         runner.start()
         sim = runner.sim.sim
         while sim.time < seconds - 1e-9:
-            runner.step()
+            runner.step(ahead=ahead)
             state = (sim.x, sim.y, sim.yaw, sim.v, sim.w, sim.wheel_angle, sim.motors.speed)
             digest.update(np.float64(sim.time).tobytes())
             for array in state:

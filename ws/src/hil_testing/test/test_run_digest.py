@@ -1,4 +1,4 @@
-"""A lockstep run's digest: the same options give the same digest, another seed another one."""
+"""A lockstep run's digest: the same options give the same one, stepped ahead or not; another seed another."""
 
 from __future__ import annotations
 
@@ -18,11 +18,19 @@ from hil_testing.run_digest import lockstep_digest
         GraphOptions(
             rtf=0.0, behaviour="swarm", robots=2, hil_robots=2, radio=True, world="swarm", mcu="simavr"
         ),
+        GraphOptions(rtf=0.0, behaviour="boards", mcu="simavr", faults=True, fault_drop=0.01),
     ],
-    ids=["virtual MCU", "firmware in simavr", "two HIL robots with radio", "two in simavr with radio"],
+    ids=[
+        "virtual MCU",
+        "firmware in simavr",
+        "two HIL robots with radio",
+        "two in simavr with radio",
+        "firmware in simavr behind faulty links",
+    ],
 )
-def test_a_lockstep_run_repeats_bit_for_bit(options: GraphOptions) -> None:
-    assert lockstep_digest(options, seconds=2.0) == lockstep_digest(options, seconds=2.0)
+def test_a_lockstep_run_repeats_bit_for_bit_also_when_stepped_ahead(options: GraphOptions) -> None:
+    """``step(ahead=True)`` begins the firmwares' next steps early; what the run does stays the same."""
+    assert lockstep_digest(options, seconds=2.0) == lockstep_digest(options, seconds=2.0, ahead=True)
 
 
 @pytest.mark.ros

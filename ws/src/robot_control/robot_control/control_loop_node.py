@@ -320,6 +320,10 @@ class ControlLoopNode(Node):
             self._frame(frame_time, [(frame_time, data)] if data else [])
             self.next_frame += self.period
 
+    def frame_due(self, t: float) -> bool:
+        """Lockstep: whether :meth:`advance_to` with simulated time ``t`` runs a frame."""
+        return self.next_frame <= self._running_time.peek(t)
+
     def _frame(
         self, now: float, received: list[tuple[float, bytes]], *, sim_time: float | None = None
     ) -> None:

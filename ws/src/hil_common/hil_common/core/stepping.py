@@ -74,3 +74,8 @@ class RunningTime:
             self._step = now - self._last
         self._last = now
         return now
+
+    def peek(self, t: float) -> float:
+        """What :meth:`at` would return for ``t``, changing nothing."""
+        now = t + self._offset
+        return t + (self._last + self._step) if now < self._last else now  # as at() sums
