@@ -12,6 +12,9 @@
   firmware's harness alone (``hil_simavr`` with the same coupling, no ROS, no
   simulator) driven in the same 5 ms steps (target: the whole loop with simavr at least
   three quarters of its RTF).
+* The whole loops step as ``hil_sim_runner --rtf 0`` does (``step(ahead=True)``: a
+  harness runs the next period's AVR step beside the physics when no loop frame falls
+  between); the simavr loop stepped one period at a time (``step()``) beside them.
 * The runs hold the CPUs' wake-up latency low (``cpu_latency`` auto, as a user's
   lockstep run does), and so do the baselines; the same two whole loops with
   ``cpu_latency`` off are measured beside them.
@@ -74,16 +77,19 @@ DIGEST_RUNS = {
 }
 
 
-def whole_loop(mcu: str, seconds: float, *, robots: int = 0, cpu_latency: str = "auto") -> dict[str, float]:
+def whole_loop(
+    mcu: str, seconds: float, *, robots: int = 0, cpu_latency: str = "auto", ahead: bool = True
+) -> dict[str, float]:
     """RTF (wall and per CPU second) of the lockstep runner over ``seconds`` simulated.
 
     ``robots``: that many HIL robots in the swarm world; 0: the boards demo.
     ``cpu_latency``: the run option (auto: held, as a user's lockstep run holds it).
+    ``ahead``: stepped as ``hil_sim_runner`` steps (``step(ahead=True)``).
     """
     options = GraphOptions(rtf=0.0, mcu=mcu, behaviour="boards", cpu_latency=cpu_latency)
     if robots:
         options = replace(options, behaviour="swarm", robots=robots, hil_robots=robots, world="swarm")
-    rtf, per_cpu = lockstep_rtf(options, seconds)
+    rtf, per_cpu = lockstep_rtf(options, seconds, ahead=ahead)
     return {"rtf": rtf, "rtf_per_cpu_s": per_cpu}
 
 
@@ -201,7 +207,9 @@ def main() -> None:
     virtual = whole_loop("virtual", args.seconds)
     progress(NAME, f"virtual {virtual['rtf']:.1f}x; whole loop, firmware in simavr")
     simavr = whole_loop("simavr", args.simavr_seconds)
-    progress(NAME, f"simavr {simavr['rtf']:.1f}x; both again with cpu_latency off")
+    progress(NAME, f"simavr {simavr['rtf']:.1f}x; simavr stepped one period at a time")
+    simavr_in_turn = whole_loop("simavr", args.simavr_seconds, ahead=False)["rtf"]
+    progress(NAME, f"simavr one period at a time {simavr_in_turn:.1f}x; both again with cpu_latency off")
     # A core that polled while the hold stood goes on polling until it idles again.
     time.sleep(IDLE_AGAIN_S)
     unheld = {
@@ -257,6 +265,8 @@ def main() -> None:
             "simavr_whole_loop_rtf_cpu_latency_off": round(unheld["simavr"], 2),
             "virtual_over_physics_core_cpu_latency_off": round(unheld["virtual"] / core, 3),
             "simavr_over_harness_alone_cpu_latency_off": round(unheld["simavr"] / harness_alone, 3),
+            "simavr_whole_loop_rtf_one_period_at_a_time": round(simavr_in_turn, 2),
+            "simavr_over_harness_alone_one_period_at_a_time": round(simavr_in_turn / harness_alone, 3),
             **{f"before_{k}": v for k, v in BEFORE.items()},
         },
         notes=(
@@ -266,7 +276,10 @@ def main() -> None:
             "the same request code, spin included; period parts timed with wrappers in a "
             "separate run (their overhead is in the parts); the runs hold the CPUs' wake-up latency "
             "at 0 (cpu_latency auto) and so do the baselines: "
-            f"{hold.describe()}; the cpu_latency_off figures are the same runs without it; two pty "
+            f"{hold.describe()}; the cpu_latency_off figures are the same runs without it; the runs "
+            "step as hil_sim_runner does (step(ahead=True): a harness runs the next period's step "
+            "beside the physics when no loop frame falls between), the one_period_at_a_time figures "
+            "step without it (step(), as a test writing to a UART between periods does); two pty "
             "hand-overs: a 40-byte write on each of two ptys, waited for and read on the other side, "
             "nothing else (the kernel's share of a period); for virtual_over_physics_core >= 0.5 a "
             "whole period may take 2 x physics_core_period_us"
