@@ -181,11 +181,13 @@ def read_value(sim: Simulation, name: str) -> float:
 class ScenarioRun:
     """One scenario's run: the session, its timeline's inputs, its checks, its run log."""
 
-    def __init__(self, scenario: Scenario, session: HilSession) -> None:
+    def __init__(self, scenario: Scenario, session: HilSession, *, ahead: bool = True) -> None:
+        """``ahead``: step ahead between the timeline's actions (:meth:`run`)."""
         from hil_bringup.core.report import RunLog  # noqa: PLC0415 - the graph's modules load late
 
         self.scenario = scenario
         self.session = session
+        self.ahead = ahead
         self.checks = scenario.checks()
         self.gotos = {
             index: GotoCheck(
@@ -238,7 +240,7 @@ class ScenarioRun:
             if signals is not None and signals.requested:
                 self.stopped = True
                 break
-            session.advance()
+            session.advance(ahead=self.ahead and self._nothing_due_by(session.runner.sim.period_end))
         return self.verdicts(failure=f"stopped by a signal at {session.time:.2f} s" if self.stopped else "")
 
     def verdicts(self, *, failure: str = "") -> list[CaseResult]:
@@ -303,6 +305,14 @@ class ScenarioRun:
             paths.append(path)
         return paths
 
+    def _nothing_due_by(self, end: float) -> bool:
+        """Whether no timeline action falls due by ``end`` (the period's end) and the run goes on.
+
+        Then the firmwares in simavr may begin the next period during this one
+        (``GraphRunner.step(ahead=True)``): nothing reaches them between the two.
+        """
+        return self.timeline.next_at > end + 1e-9 and end < self.scenario.duration - 1e-9
+
     def due(self, now: float) -> None:
         """Carry out the timeline's actions due by ``now``."""
         for index, action in self.timeline.due(now):
@@ -341,9 +351,17 @@ class ScenarioRun:
 
 
 def run_scenario(
-    scenario: Scenario, *, report_dir: Path | None = None, signals: ShutdownSignals | None = None
+    scenario: Scenario,
+    *,
+    report_dir: Path | None = None,
+    signals: ShutdownSignals | None = None,
+    ahead: bool = True,
 ) -> SuiteResult:
-    """Run one scenario in lockstep; its assertions' verdicts (and the run report in ``report_dir``)."""
+    """Run one scenario in lockstep; its assertions' verdicts (and the run report in ``report_dir``).
+
+    ``ahead``: the firmwares in simavr step ahead between the timeline's actions
+    (:class:`ScenarioRun`); the verdicts are the same without it.
+    """
     from hil_bringup.core.report import write_report  # noqa: PLC0415 - the graph's modules load late
     from hil_bringup.hil_sim_runner import (  # noqa: PLC0415 - the run report's figures
         Status,
@@ -373,7 +391,7 @@ def run_scenario(
             properties={"file": str(scenario.path), "simulated_s": "0.000"},
         )
     status = Status(session.runner)
-    run = ScenarioRun(scenario, session)
+    run = ScenarioRun(scenario, session, ahead=ahead)
     try:
         cases = run.run(signals)
         run.log.metrics.update(_metrics(status.snapshot(), session.runner, session.runner.options))

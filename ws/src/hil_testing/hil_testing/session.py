@@ -149,21 +149,29 @@ class HilSession:
 
     # --- time -----------------------------------------------------------------------------
 
-    def advance(self) -> None:
+    def advance(self, *, ahead: bool = False) -> None:
         """One lockstep period (5 ms of simulated time), then the observers.
+
+        ``ahead``: the firmwares in simavr may begin the next period meanwhile
+        (``GraphRunner.step(ahead=True)``): nothing the caller does before the next
+        :meth:`advance` may reach them (a UART write, a reset).
 
         Raises:
             HilTestingError: a part of the graph died (a firmware harness), naming it.
         """
-        self.runner.step()
+        self.runner.step(ahead=ahead)
         for observer in self.observers:
             observer(self)
 
     def run(self, seconds: float) -> None:
-        """Let ``seconds`` of simulated time pass."""
+        """Let ``seconds`` of simulated time pass.
+
+        Without observers, every period but the last steps ahead (:meth:`advance`): what
+        the caller writes after the call reaches the firmware as it would otherwise.
+        """
         end = self.time + seconds
         while self.time < end - 1e-9:
-            self.advance()
+            self.advance(ahead=not self.observers and self.runner.sim.period_end < end - 1e-9)
 
     def wait_until(self, predicate: Callable[[], object], *, timeout: float, what: str = "") -> float:
         """Step until ``predicate()`` is true; returns the simulated seconds it took.

@@ -15,7 +15,7 @@ from hil_common.core.shutdown import ShutdownSignals
 from hil_testing.core.checks import BoardsDown, Judged, Observation
 from hil_testing.core.junit import CaseResult, SuiteResult
 from hil_testing.core.scenario import load_scenario
-from hil_testing.hil_scenario import exit_status, judgements, run_files
+from hil_testing.hil_scenario import exit_status, judgements, run_files, run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -366,6 +366,36 @@ def test_a_serial_scenario_run_twice_in_lockstep_gives_the_same_verdicts_times_a
 
 
 STATUS_PANEL = Path(__file__).resolve().parents[2] / "hil_robots" / "robots" / "status_panel"
+
+
+#: rab_style's own protocol over its UART: commands sent between periods, answers checked.
+RAB_SHORT = """\
+robot: rab_style
+world: empty
+mcu: simavr
+duration: 2.2
+timeline:
+  - {at: 0.5, serial: {send: "o 150 150\\r"}}
+  - {at: 2.0, serial: {send: "e\\r"}}
+assertions:
+  - {serial: {expect: "^OK$", by: 0.52}}
+  - {serial: {expect: "^[0-9]+ [0-9]+$", during: [2.0, 2.05]}}
+  - {state: {field: v, min: 0.3, max: 0.45, during: [1.0, 2.0]}}
+"""
+
+
+@pytest.mark.ros
+def test_a_scenario_on_a_firmware_judges_the_same_stepped_ahead_or_in_turn(tmp_path: Path) -> None:
+    """Commands written to the UART between periods, answers read: stepping ahead alters nothing."""
+    (tmp_path / "short.yaml").write_text(RAB_SHORT)
+    scenario = load_scenario(tmp_path / "short.yaml")
+    cases, transcripts = [], []
+    for ahead in (False, True):
+        run = run_scenario(scenario, report_dir=tmp_path / str(ahead), ahead=ahead)
+        cases.append([(case.name, case.passed, case.detail) for case in run.cases])
+        transcripts.append((tmp_path / str(ahead) / "short" / "serial_uart0.log").read_bytes())
+    assert cases[0] == cases[1] and all(passed for _, passed, _ in cases[0]), cases
+    assert transcripts[0] == transcripts[1] and transcripts[0].startswith(b"OK\r\n")
 
 
 @pytest.mark.ros

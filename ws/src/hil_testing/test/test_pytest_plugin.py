@@ -122,6 +122,30 @@ def test_serial_read_until_steps_the_run_until_the_firmware_answers(tmp_path: Pa
 
 
 @pytest.mark.ros
+def test_a_write_after_run_reaches_the_firmware_as_if_each_period_was_stepped_in_turn(tmp_path: Path) -> None:
+    """``run()`` steps ahead, all but its last period: what is written after it is not late."""
+    options, _ = session_options({"robot": "rab_style", "mcu": "simavr", "world": "empty"}, base=tmp_path)
+    seen = []
+    for ahead in (True, False):
+        with HilSession(options) as hil:
+            assert hil.serial is not None
+
+            def run(seconds: float, hil: HilSession = hil, ahead: bool = ahead) -> None:
+                if ahead:
+                    hil.run(seconds)
+                    return
+                end = hil.time + seconds
+                while hil.time < end - 1e-9:
+                    hil.advance()
+
+            for text in (b"o 150 150\r", b"e\r", b"o 0 0\r", b"e\r"):
+                hil.serial.write(text)
+                run(0.5)
+            seen.append((hil.serial.read(), float(hil.sim.x[0]), float(hil.sim.yaw[0])))
+    assert seen[0] == seen[1] and seen[0][0].count(b"OK") == 2, seen
+
+
+@pytest.mark.ros
 def test_inject_fault_on_a_run_without_fault_proxies_says_how_to_get_them(tmp_path: Path) -> None:
     options, _ = session_options({"world": "empty"}, base=tmp_path)
     with HilSession(options) as hil:

@@ -367,6 +367,11 @@ class Timeline:
         return out
 
     @property
+    def next_at(self) -> float:
+        """When the next action not handed out yet is due (infinity: none is left)."""
+        return self.actions[self._next][1].at if self._next < len(self.actions) else math.inf
+
+    @property
     def through(self) -> bool:
         """Every event has begun (what is left, if anything, are ends of segments and faults)."""
         return all(isinstance(a, (EndCmdVel, EndFault)) for _, a in self.actions[self._next :])
