@@ -37,7 +37,7 @@ def lockstep_rtf(options: GraphOptions, seconds: float, *, warmup: float = 1.0) 
         start_sim, start, cpu = runner.sim.sim.time, time.perf_counter(), time.process_time()
         heard = 0
         while runner.sim.sim.time - start_sim < seconds:
-            runner.step()
+            runner.step(ahead=True)  # as hil_sim_runner steps: the UART is only read between periods
             if runner.serial is not None:
                 heard += len(runner.serial.read())
         simulated = runner.sim.sim.time - start_sim
