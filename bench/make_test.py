@@ -9,6 +9,10 @@
   them in parallel).
 * The load average before each run goes beside the figures: other work on the machine
   lengthens both, and the parallel run more (it counts on the second core).
+* The machine's own speed goes beside them too: this VM's cores run at different
+  speeds from hour to hour (the physics core alone between 59x and 79x real time in
+  one day), and the suite's time follows. ``gauge_s``: the best of three runs of a
+  fixed pure-Python workload (no project code), just before ``make test`` and after.
 
 ``--select EXPR`` runs only the tests ``-k EXPR`` selects, in both runs (a quick check
 of the benchmark itself).
@@ -45,6 +49,18 @@ def timed(cmd: list[str], label: str) -> tuple[float, float]:
     return wall, load
 
 
+def gauge_s(repeats: int = 3) -> float:
+    """Wall seconds of a fixed pure-Python workload (best of ``repeats``): the machine's speed now."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        total = 0
+        for i in range(5_000_000):
+            total += i * i % 7
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--select", default="", help="only the tests -k SELECT chooses (both runs)")
@@ -53,7 +69,10 @@ def main() -> None:
     make = ["make", "--no-print-directory", "test"]
     if select:
         make.append(f"PYTEST_ARGS={shlex.join(select)}")
+    before = gauge_s()
     parallel_s, parallel_load = timed(make, "make test")
+    after = gauge_s()
+    progress(NAME, f"machine gauge {before:.3f} s before, {after:.3f} s after")
     serial_s, serial_load = timed([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", *select], "serial")
     emit(
         NAME,
@@ -66,8 +85,11 @@ def main() -> None:
         baseline={
             "serial_pytest_wall_s": round(serial_s, 1),
             "load_1min_before_serial": round(serial_load, 2),
+            "gauge_s_before_make_test": round(before, 3),
+            "gauge_s_after_make_test": round(after, 3),
         },
-        notes=f"{os.cpu_count()} CPUs; target for an idle machine; the loads say how idle it was"
+        notes=f"{os.cpu_count()} CPUs; target for an idle machine; the loads say how idle it was; "
+        "gauge_s: a fixed pure-Python workload's best of three, the machine's speed (lower is faster)"
         + (f"; tests -k {args.select!r} only" if args.select else ""),
     )
 
