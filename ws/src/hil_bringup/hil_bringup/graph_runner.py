@@ -769,6 +769,16 @@ class GraphRunner:
         loops = self.loops
         return any(loop.frame_due(t) for loop in loops) or (not loops and served >= self._next_full_serve)
 
+    def _finish_ahead(self) -> None:
+        """Lockstep: the firmware steps begun ahead (``step(ahead=True)``) done now, if there are.
+
+        The next :meth:`step` then begins them again to the same time, which costs the
+        harnesses nothing (they are there already).
+        """
+        if self._mcus_ahead:
+            self._mcus_ahead = False
+            self._finish_mcus(self.sim.sim.time)
+
     def _all_in_simavr(self) -> bool:
         """Whether every robot's MCU of the run is a firmware in simavr (and there is one)."""
         mcus = [each.mcu for each in self.chains if each.mcu is not None]
@@ -854,6 +864,7 @@ class GraphRunner:
 
     def kill_mcu(self, *, robot: int = 0) -> None:
         """Take a robot's simulated MCU away, as if its USB cable were pulled (ptys hang up)."""
+        self._finish_ahead()
         chain = self.chains[robot]
         if chain.mcu is None:
             raise HilBringupError(f"robot {robot} has no simulated MCU in this run")
@@ -863,6 +874,7 @@ class GraphRunner:
 
     def restart_mcu(self, *, robot: int = 0) -> None:
         """A new simulated MCU for a robot at the same ports (a reset MCU coming back)."""
+        self._finish_ahead()
         chain = self.chains[robot]
         if chain.mcu is not None:
             raise HilBringupError(f"robot {robot}'s simulated MCU is still running")
@@ -919,10 +931,8 @@ class GraphRunner:
         if self._stopping.is_set():
             return
         with deferred_signals():
-            if self._mcus_ahead:  # the firmwares' next step, begun ahead, ends as it would have
-                self._mcus_ahead = False
-                with contextlib.suppress(Exception):
-                    self._finish_mcus(self.sim.sim.time)
+            with contextlib.suppress(Exception):
+                self._finish_ahead()  # the firmwares' step begun ahead ends as it would have
             self._drain_recording()
             # The executors first: no callback then runs into a node being stopped (a
             # message for a closed bag). The spin threads leave once the future is done;

@@ -227,6 +227,50 @@ def test_a_firmware_in_simavr_stepped_ahead_runs_beside_the_physics_between_fram
     assert process is not None and process.process.poll() is not None
 
 
+def _kill_and_restart_at(periods: int | None) -> tuple[int, tuple[float, ...]]:
+    """A simavr run stepped ahead (``periods`` None: until a step begins ahead after 200,
+    else in turn for ``periods``), its MCU killed and restarted, run on to 4 s.
+
+    Returns the periods before the kill and what the run did by 4 s.
+    """
+    runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards"))
+    runner.start()
+    try:
+        old = runner.mcu
+        assert old is not None
+        world, began_ahead = runner.sim.sim, [False]
+        inner = old.start_advance  # type: ignore[union-attr]
+
+        def start_advance(t: float) -> None:
+            began_ahead[0] = t > world.time + 1e-9
+            inner(t)
+
+        old.start_advance = start_advance  # type: ignore[union-attr]
+        done = 0
+        while done < 200 or (periods is None and not began_ahead[0]) or (periods and done < periods):
+            runner.step(ahead=periods is None)
+            done += 1
+        process = old.process  # type: ignore[union-attr]
+        runner.kill_mcu()
+        assert process is not None and process.process.poll() is not None
+        runner.restart_mcu()
+        while world.time < 4.0:  # the bootloader's wait, then the new firmware's frames
+            runner.step(ahead=periods is None)
+        exchange = runner.bridge.exchange
+        return done, (world.x[0], world.yaw[0], exchange.frames_received, runner.loop.link.bytes_in)
+    finally:
+        runner.stop()
+
+
+@pytest.mark.ros
+def test_a_firmware_in_simavr_killed_and_restarted_right_after_a_step_ahead_runs_as_stepped_in_turn() -> None:
+    """kill_mcu() and restart_mcu() finish the step begun ahead first: the new MCU starts on time."""
+    periods, ahead = _kill_and_restart_at(None)
+    _, in_turn = _kill_and_restart_at(periods)
+    assert ahead == in_turn
+    assert ahead[2] > 400  # the new firmware's frames came too
+
+
 def test_every_hil_robot_runs_on_its_own_loop_and_the_others_follow_cmd_vel() -> None:
     runner = GraphRunner(GraphOptions(rtf=0.0, robots=4, hil_robots=3, behaviour="boards"))
     runner.start()
