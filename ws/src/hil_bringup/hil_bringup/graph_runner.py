@@ -726,7 +726,7 @@ class GraphRunner:
         # The next period's firmware steps read what the MCUs' ptys hold now, and only a
         # loop's frame (or the callbacks served with it) writes to them before they begin.
         end = sim.period_end
-        if ahead and not self._serving_due(end, peek=True) and self._all_in_simavr():
+        if ahead and not self._serving_due(end, self._serve_time.peek(end)) and self._all_in_simavr():
             self._start_mcus(end)
             self._mcus_ahead = True
         self._stepping = sim
@@ -735,8 +735,8 @@ class GraphRunner:
         # elsewhere; the firmwares run on to ``end`` on their own time (RunningTime).
         now = sim.sim.time
         self._clocks.set(now)
-        loops = self.loops
-        if self._serving_due(now):
+        loops, served = self.loops, self._serve_time.at(now)
+        if self._serving_due(now, served):
             # Callbacks run here, in the driver, just before the loop's frame: the loop and
             # the recorder then take a cmd_vel at a simulated time that does not depend on
             # DDS, which is what lets a replay reproduce the run. The loop acts on input
@@ -749,7 +749,6 @@ class GraphRunner:
             # everything else it serves (parameter services), and always when recording.
             self._stepping = "the ROS callbacks"
             taken = self._inputs.take(_MAX_CALLBACKS_PER_STEP) if self._inputs is not None else None
-            served = self._serve_time.peek(now)
             if taken is None or served >= self._next_full_serve:
                 self._next_full_serve = served + _FULL_SERVE_PERIOD_S
                 self._serve_callbacks()
@@ -758,14 +757,13 @@ class GraphRunner:
             loop.advance_to(now)
         self._stepping = None
 
-    def _serving_due(self, t: float, *, peek: bool = False) -> bool:
+    def _serving_due(self, t: float, served: float) -> bool:
         """Lockstep: whether the period ending at simulated time ``t`` serves input (a frame is due).
 
         Each loop's frames and the serve schedule are on their own running time
-        (:class:`RunningTime`), so a world reset that takes ``t`` back to 0 leaves them
-        due. ``peek``: ask ahead of the period's end, changing nothing.
+        (:class:`RunningTime`; ``served``: ``t`` on the schedule's), so a world reset
+        that takes ``t`` back to 0 leaves them due.
         """
-        served = self._serve_time.peek(t) if peek else self._serve_time.at(t)
         loops = self.loops
         return any(loop.frame_due(t) for loop in loops) or (not loops and served >= self._next_full_serve)
 

@@ -196,22 +196,29 @@ def test_input_feeds_run_again_in_the_first_frames_after_a_world_reset() -> None
         runner.stop()
 
 
+def _watch_ahead(runner: GraphRunner) -> list[bool]:
+    """For each step robot 0's firmware in simavr begins from now on: whether it began
+    before the world's period ran (ahead)."""
+    mcu, world = runner.mcu, runner.sim.sim
+    assert mcu is not None
+    starts: list[bool] = []
+    inner = mcu.start_advance  # type: ignore[union-attr]
+
+    def start_advance(t: float) -> None:
+        starts.append(t > world.time + 1e-9)
+        inner(t)
+
+    mcu.start_advance = start_advance  # type: ignore[union-attr]
+    return starts
+
+
 @pytest.mark.ros
 def test_a_firmware_in_simavr_stepped_ahead_runs_beside_the_physics_between_frames_and_stops() -> None:
     runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards"))
     runner.start()
     try:
         mcu = runner.mcu
-        assert mcu is not None
-        world = runner.sim.sim
-        starts: list[bool] = []  # whether the firmware's step began before the world's period ran
-        inner = mcu.start_advance  # type: ignore[union-attr]
-
-        def start_advance(t: float) -> None:
-            starts.append(t > world.time + 1e-9)
-            inner(t)
-
-        mcu.start_advance = start_advance  # type: ignore[union-attr]
+        starts = _watch_ahead(runner)
         for _ in range(400):
             runner.step(ahead=True)
         for _ in range(10):  # one period at a time again: the step begun ahead is finished first
@@ -236,18 +243,10 @@ def _kill_and_restart_at(periods: int | None) -> tuple[int, tuple[float, ...]]:
     runner = GraphRunner(GraphOptions(rtf=0.0, mcu="simavr", behaviour="boards"))
     runner.start()
     try:
-        old = runner.mcu
-        assert old is not None
-        world, began_ahead = runner.sim.sim, [False]
-        inner = old.start_advance  # type: ignore[union-attr]
-
-        def start_advance(t: float) -> None:
-            began_ahead[0] = t > world.time + 1e-9
-            inner(t)
-
-        old.start_advance = start_advance  # type: ignore[union-attr]
+        old, world = runner.mcu, runner.sim.sim
+        starts = _watch_ahead(runner)
         done = 0
-        while done < 200 or (periods is None and not began_ahead[0]) or (periods and done < periods):
+        while done < 200 or (periods is None and not starts[-1]) or (periods and done < periods):
             runner.step(ahead=periods is None)
             done += 1
         process = old.process  # type: ignore[union-attr]

@@ -66,10 +66,10 @@ class RunningTime:
 
     def at(self, t: float) -> float:
         """The part's time at simulated time ``t``."""
-        now = t + self._offset
-        if now < self._last:  # the world's time ran back: it started again from 0
-            self._offset = self._last + self._step
-            now = t + self._offset
+        offset = self._offset_at(t)
+        now = t + offset
+        if offset != self._offset:  # the world's time ran back: it started again from 0
+            self._offset = offset
         elif now > self._last > float("-inf"):  # a read at the same time is no period
             self._step = now - self._last
         self._last = now
@@ -77,5 +77,8 @@ class RunningTime:
 
     def peek(self, t: float) -> float:
         """What :meth:`at` would return for ``t``, changing nothing."""
-        now = t + self._offset
-        return t + (self._last + self._step) if now < self._last else now  # as at() sums
+        return t + self._offset_at(t)
+
+    def _offset_at(self, t: float) -> float:
+        """The offset :meth:`at` adds to ``t``: a new one once the world's time ran back."""
+        return self._last + self._step if t + self._offset < self._last else self._offset
