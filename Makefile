@@ -63,4 +63,4 @@ bench: bootstrap
 	@$(IN_ENV) python tools/run_bench.py $(ARGS)
 
 clean:
-	rm -rf ws/build ws/install ws/log .overlay
+	rm -rf ws/build ws/install ws/log .overlay .cache
