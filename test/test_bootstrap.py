@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import time
@@ -130,3 +131,27 @@ def test_links_to_deleted_sources_are_dropped_and_live_ones_kept(tmp_path: Path)
     (build / "deleted.yaml").symlink_to(source / "deleted.yaml")
     assert bootstrap.drop_dangling_links(tmp_path / "build", tmp_path / "missing") == 1
     assert sorted(p.name for p in build.iterdir()) == ["kept.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"PYTHONDONTWRITEBYTECODE": "1"}, ("", str(ROOT / ".cache" / "pycache"))),
+        ({}, ("", "")),
+        ({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/elsewhere"}, ("1", "/elsewhere")),
+    ],
+    ids=["no-bytecode-asked", "default", "own-prefix"],
+)
+def test_setup_bash_keeps_bytecode_out_of_the_tree_where_none_is_to_be_written(
+    given: dict[str, str], expected: tuple[str, str]
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    shown = subprocess.run(
+        ["bash", "-c", f'source "{ROOT}/setup.bash" && echo "$PYTHONDONTWRITEBYTECODE|$PYTHONPYCACHEPREFIX"'],
+        env=env | given,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.strip()
+    assert tuple(shown.split("|")) == expected
