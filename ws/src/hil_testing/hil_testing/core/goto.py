@@ -232,15 +232,13 @@ def write_goto_report(result: GotoResult, folder: Path) -> tuple[Path, Path]:
 
 
 def _draw_goto(result: GotoResult, path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only when a report is written
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415 - only when a report is written (no pyplot)
     from matplotlib.patches import Circle  # noqa: PLC0415
 
     goal = result.goal
     xs, ys = [p[1] for p in result.path], [p[2] for p in result.path]
-    fig, ax = plt.subplots(figsize=(7, 7))
+    fig = Figure(figsize=(7, 7))
+    ax = fig.subplots()
     ax.plot(xs, ys, color="tab:blue", lw=1.2, label="path")
     arrow = 0.1
     for (x, y, yaw), color, label in (
@@ -272,4 +270,3 @@ def _draw_goto(result: GotoResult, path: Path) -> None:
     ax.legend(loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)

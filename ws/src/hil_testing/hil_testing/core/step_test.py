@@ -385,12 +385,10 @@ def write_step_report(result: StepResult, folder: Path) -> tuple[Path, Path]:
 
 
 def _draw_step(result: StepResult, path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only when a report is written
+    from matplotlib.figure import Figure  # noqa: PLC0415 - only when a report is written (no pyplot)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig = Figure(figsize=(8, 5))
+    ax = fig.subplots()
     times = np.asarray(result.times)
     speeds = np.asarray(result.speeds).reshape(-1, 2)
     dense = np.linspace(min(0.0, float(times.min(initial=0.0))), float(times.max(initial=1.0)), 400)
@@ -431,4 +429,3 @@ def _draw_step(result: StepResult, path: Path) -> None:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
