@@ -69,6 +69,7 @@ import struct
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -312,6 +313,14 @@ class PlatformGeometry:
         angles = np.roll(np.array([c + s for c in centres for s in (-half, half)]), -1)
         return _on_circle(self.platform_radius, angles)
 
+    @cached_property
+    def joints(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The platform and base joints (:meth:`platform_joints`, :meth:`base_joints`), once, read-only."""
+        pair = (self.platform_joints(), self.base_joints())
+        for joints in pair:
+            joints.flags.writeable = False
+        return pair
+
     def neutral_length(self) -> float:
         """The (common) actuator length at the neutral pose (m)."""
         return float(actuator_lengths(_ZEROS, self)[0])
@@ -340,7 +349,8 @@ def actuator_lengths(pose: Sequence[float], geometry: PlatformGeometry) -> npt.N
     roll, pitch, heave, surge, yaw, lateral = (float(v) for v in pose)
     rotation: npt.NDArray[np.float64] = euler2mat(roll, pitch, yaw, "sxyz")
     translation = np.array([surge, lateral, geometry.neutral_height + heave])
-    legs = translation + geometry.platform_joints() @ rotation.T - geometry.base_joints()
+    platform, base = geometry.joints
+    legs = translation + platform @ rotation.T - base
     lengths: npt.NDArray[np.float64] = np.linalg.norm(legs, axis=1)
     return lengths
 
