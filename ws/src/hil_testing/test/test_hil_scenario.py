@@ -392,9 +392,12 @@ def test_a_scenario_on_a_firmware_judges_the_same_stepped_ahead_or_in_turn(tmp_p
     cases, transcripts = [], []
     for ahead in (False, True):
         run = run_scenario(scenario, report_dir=tmp_path / str(ahead), ahead=ahead)
-        cases.append([(case.name, case.passed, case.detail) for case in run.cases])
+        # Each verdict with the simulated span it covers: stepping ahead judges no other span.
+        cases.append([(case.name, case.passed, case.detail, case.span) for case in run.cases])
         transcripts.append((tmp_path / str(ahead) / "short" / "serial_uart0.log").read_bytes())
-    assert cases[0] == cases[1] and all(passed for _, passed, _ in cases[0]), cases
+    assert cases[0] == cases[1], cases
+    assert all(passed and span is not None for _, passed, _, span in cases[0]), cases
+    assert cases[0][-1][3] == pytest.approx((1.0, 2.0)), cases  # the state check, over its whole window
     assert transcripts[0] == transcripts[1] and transcripts[0].startswith(b"OK\r\n")
 
 
