@@ -80,7 +80,7 @@ FAILURE_CHECK_PERIOD_S = 0.1
 NO_LOOP: dict[str, Any] = {
     "mode": "brain none (your program)",
     "held_by": "-",
-    "mcu_alive": None,
+    "mcu_link": None,
     "mcu_rtt_ms": None,
     "station": "-",
     "jitter_p99_us": None,
@@ -155,12 +155,19 @@ class Status:
             **figures,
             "mode": loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else ""),
             "held_by": ", ".join(loop.holding_reasons) or "-",
-            "mcu_alive": mcu.alive,
+            "mcu_link": link_state(mcu.alive, heard=mcu.since_last_heard >= 0),
             "mcu_rtt_ms": mcu.rtt_last * 1e3,
             "station": "never heard" if station.since_last_heard < 0 else ("ok" if station.alive else "lost"),
             "jitter_p99_us": timing.jitter_p99 * 1e6,
             "frames": loop.frames,
         }
+
+
+def link_state(alive: bool, *, heard: bool) -> str:
+    """The MCU link as the status shows it: ``never heard`` before its first heartbeat."""
+    if not heard:
+        return "never heard"
+    return "alive" if alive else "LOST"
 
 
 def render(status: dict[str, Any]) -> Any:
@@ -179,12 +186,10 @@ def render(status: dict[str, Any]) -> Any:
     ]
     if status["boards"]:  # a world without boards has none to count
         rows.insert(2, ("boards down", f"{status['boards_down']} of {status['boards']}"))
-    if status["mcu_alive"] is not None:
+    if status["mcu_link"] is not None:
+        rtt = f", HBB round trip {status['mcu_rtt_ms']:.2f} ms" if status["mcu_link"] == "alive" else ""
         rows += [
-            (
-                "MCU link",
-                f"{'alive' if status['mcu_alive'] else 'LOST'}, HBB round trip {status['mcu_rtt_ms']:.2f} ms",
-            ),
+            ("MCU link", status["mcu_link"] + rtt),
             ("station link", status["station"]),
             ("loop", f"{status['frames']} frames, jitter p99 {status['jitter_p99_us']:.0f} us"),
         ]
@@ -392,7 +397,7 @@ def _drive(
                 if live is not None:
                     live.update(render(snapshot))
                 else:
-                    mcu = {True: "alive", False: "LOST", None: "your program's"}[snapshot["mcu_alive"]]
+                    mcu = snapshot["mcu_link"] or "your program's"
                     boards = f"boards down {snapshot['boards_down']}/{snapshot['boards']}  "
                     print(
                         f"  t {snapshot['sim_time']:7.1f} s  RTF {snapshot['rtf']:5.2f}  "

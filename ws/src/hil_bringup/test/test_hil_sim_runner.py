@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hil_bringup.graph_runner import LINK_DIR_PREFIX
+from hil_bringup.hil_sim_runner import link_state, render
 from hil_common.core.leftovers import owner_pid
 from hil_common.core.runtime_dir import runtime_root
 
@@ -204,3 +205,23 @@ def test_a_run_in_a_world_without_boards_prints_no_boards_and_names_its_task(tmp
     assert "boards" not in result.stdout
     metrics = json.loads((report / "metrics.json").read_text())
     assert metrics["boards"] == 0 and metrics["task"] == "light" and metrics["done"] is False
+
+
+@pytest.mark.parametrize(
+    ("alive", "heard", "shown"),
+    [
+        (False, False, "never heard"),  # the first moments of a run, before the first heartbeat
+        (True, True, "alive"),
+        (False, True, "LOST"),
+    ],
+)
+def test_the_status_tells_an_mcu_not_heard_yet_from_a_lost_one(alive: bool, heard: bool, shown: str) -> None:
+    assert link_state(alive, heard=heard) == shown
+    status = {
+        "sim_time": 0.0, "wall_time": 0.1, "rtf": 0.0, "pose": (0.0, 0.0, 0.0), "boards_down": 0, "boards": 0,
+        "mode": "AUTO", "held_by": "-", "mcu_link": shown, "mcu_rtt_ms": 0.4, "station": "never heard",
+        "jitter_p99_us": 0.0, "frames": 0,
+    }  # fmt: skip
+    cells = list(render(status).columns[1].cells)
+    assert any(cell.startswith(shown) for cell in cells)
+    assert any("HBB round trip" in cell for cell in cells) == (shown == "alive")

@@ -165,7 +165,7 @@ def test_every_robots_path_stays_in_sight_robot_0_on_top() -> None:
 def test_a_world_without_boards_says_nothing_of_boards() -> None:
     status = {
         "sim_time": 1.0, "wall_time": 1.0, "rtf": 1.0, "pose": (0.0, 0.0, 0.0), "boards_down": 0, "boards": 0,
-        "mode": "MANUAL", "held_by": "-", "mcu_alive": None, "mcu_rtt_ms": None, "station": "-",
+        "mode": "MANUAL", "held_by": "-", "mcu_link": None, "mcu_rtt_ms": None, "station": "-",
         "jitter_p99_us": None, "frames": 0,
     }  # fmt: skip
     table = render(status)
