@@ -1,19 +1,22 @@
-"""``hil_robot``: list the shipped robots, check a robot profile, show what is derived from it.
+"""``hil_robot``: list the shipped robots, make your own from one, check a profile, show what it derives.
 
     hil_robot list                                        # the shipped robots, a line each
+    hil_robot new ~/my_robot --from rab_style             # your robot's folder, from the closest one
     hil_robot check demo                                  # a shipped robot, by name
     hil_robot check ~/my_robot                            # a robot folder (its robot.yaml)
     hil_robot show ws/src/hil_robots/robots/rab_style/robot.yaml
 
-``list`` prints each shipped robot's name, board and description. ``check`` reads
+``list`` prints each shipped robot's name, board and description. ``new`` makes a
+robot folder from another robot (:mod:`hil_devices.core.robot_copy`): its profile,
+sketch and scenarios, renamed for the new folder's name, checked. ``check`` reads
 the profile (:func:`hil_devices.core.profile.load_profile`: every pin,
 parameter, pose, mount, wheel, baud rate and the firmware) and makes everything the
 runs derive from it: the signal link's device set and ids, the simavr coupling of its
 pins, the DC motor model's parameters and the telemetry schema; it prints the warnings
 and ``ok``. ``show`` prints them: the pins, the devices and their signal ids, the
 coupling file, the simulator's view of each device, and a bridge-board wiring for the
-real-board path. Exit status: 0 good, 2 a bad profile (the message names the file and
-the field).
+real-board path. Exit status: 0 good, 2 a bad profile or a ``new`` that cannot be
+made (the message names the file and the field).
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from hil_bridge.core.signal_protocol import SignalLayout, profile_layout
 from hil_common.errors import HilError
 from hil_devices.core.handler_template import handler_dirs, load_templates, needs_of
 from hil_devices.core.profile import (
+    PROFILE_FILE,
     RobotProfile,
     load_profile,
     mcu_pins,
@@ -33,6 +38,7 @@ from hil_devices.core.profile import (
     shipped_robots,
     telemetry_schema,
 )
+from hil_devices.core.robot_copy import copy_robot
 from hil_devices.core.wiring import describe
 from hil_firmware.core.sketch_gen import profile_sketch_inputs
 from hil_mcu.core.simavr import profile_coupling
@@ -46,6 +52,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="the shipped robots: name, board, description")
+    new = sub.add_parser("new", help="make a robot folder from another robot")
+    new.add_argument(
+        "folder", type=Path, help="the new robot's folder (must not exist); its name names the robot"
+    )
+    new.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        help="the robot to start from: a shipped robot's name (hil_robot list), a robot folder or robot.yaml",
+    )
     for name, text in (("check", "check a robot profile"), ("show", "show what a profile derives")):
         command = sub.add_parser(name, help=text)
         command.add_argument("robot", help="a robot.yaml, a robot folder, or a shipped robot's name (demo)")
@@ -111,9 +127,31 @@ def _show(profile: RobotProfile, layout: SignalLayout, coupling: str) -> None:
         print(f"bridge board: none ({exc})")
 
 
+def _new(folder: Path, source: str) -> None:
+    """``hil_robot new``: the folder made, what is in it, what to do next."""
+    made = copy_robot(source, folder.expanduser())
+    profile = made.profile
+    sketch = profile.firmware.sketch
+    devices = len(profile.devices)
+    print(f"made {made.folder} from {source}: robot {profile.name} on a {profile.board}, {devices} devices")
+    print(f"  {PROFILE_FILE:22} the profile (name: {profile.name})")
+    if sketch is not None:
+        tabs = sorted(p.name for p in sketch.glob("*.ino"))
+        print(f"  {'firmware/' + profile.name + '/':22} the sketch: {', '.join(tabs)}")
+    if made.scenarios:
+        print(f"  {'scenarios/':22} {len(made.scenarios)} scenario(s), each on this robot (robot: ..)")
+    print(f"  {'README.md':22} how to check, build and run it")
+    print(f"next: edit robot.yaml and the sketch for your robot, then: hil_robot check {made.folder}")
+    for warning in profile.warnings:
+        print(f"hil_robot: warning: {warning}", file=sys.stderr)
+
+
 def run(argv: list[str] | None = None) -> int:
     """The command line; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.command == "new":
+        _new(args.folder, args.source)
+        return 0
     if args.command == "list":
         for name in shipped_robots():
             robot = load_profile(name)

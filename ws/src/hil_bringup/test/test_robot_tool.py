@@ -1,4 +1,4 @@
-"""hil_robot check/show: every shipped robot passes; a bad profile exits 2 naming the file and field."""
+"""hil_robot new/check/show: every shipped robot passes and copies; bad input exits 2 naming why."""
 
 from __future__ import annotations
 
@@ -301,3 +301,33 @@ def test_list_into_a_reader_that_leaves_early_exits_0_without_a_traceback() -> N
     )
     assert result.stdout.split()[0] == shipped_robots()[0]
     assert "Traceback" not in result.stderr, result.stderr
+
+
+def test_new_makes_a_robot_folder_that_checks_and_says_what_is_in_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert hil_robot(["new", str(tmp_path / "my_car"), "--from", "bluetooth_car"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"made {tmp_path / 'my_car'} from bluetooth_car: robot my_car on a uno, ")
+    assert "firmware/my_car/" in out and "my_car.ino" in out
+    assert f"hil_robot check {tmp_path / 'my_car'}" in out
+    assert hil_robot(["check", str(tmp_path / "my_car")]) == 0
+    assert "robot my_car on a uno" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["new", "{tmp}/taken", "--from", "demo"], "hil_robot: {tmp}/taken: already exists"),
+        (["new", "{tmp}/my-car", "--from", "demo"], "'my-car' is not a robot name"),
+        (["new", "{tmp}/my_car", "--from", "atlantis"], "robot 'atlantis': no such file or folder"),
+    ],
+)
+def test_new_that_cannot_be_made_exits_2_naming_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    (tmp_path / "taken").mkdir()
+    assert hil_robot([arg.format(tmp=tmp_path) for arg in args]) == 2
+    err = capsys.readouterr().err
+    assert message.format(tmp=tmp_path) in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]

@@ -117,6 +117,8 @@ POSE_MARGIN = 0.2
 WHEELS = ("left", "right")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: What a robot's name (and a device's, a define's) may be: letters, digits, _.
+NAME_PATTERN = _NAME
 _TOP_KEYS = (
     "name", "description", "board", "firmware", "serial", "soft_serial", "auto_reset", "brain",
     "telemetry", "body", "devices",

@@ -1,0 +1,179 @@
+"""A new robot folder made from another robot (``hil_robot new``): the place to start your own.
+
+The copy is the source robot's folder without its build outputs, renamed for the new
+robot and made self-contained:
+
+* ``robot.yaml``: ``name`` is the new folder's name; every firmware path is moved with
+  the files. A sketch folder (in the robot's folder or outside it, as the demo robot's)
+  becomes ``firmware/<name>/`` with its main tab ``<name>.ino``, as the Arduino IDE
+  names a sketch after its folder. A library folder or an ELF outside the robot's
+  folder is named by its absolute path, as the copy no longer sits beside it.
+* Each scenario names the robot as ``..`` (its folder, seen from ``scenarios/``).
+* ``README.md`` says where the robot came from and how to check, build and run it.
+
+The edits are made in the text, so the comments of the files stay. The new profile is
+read back and checked (:func:`load_profile`); a copy that would not load is removed and
+the error names the file and the field. This module never imports rclpy.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from hil_devices.core.profile import NAME_PATTERN, PROFILE_FILE, RobotProfile, load_profile, profile_path
+from hil_devices.core.sketch_files import sketch_folder
+from hil_devices.errors import HilDevicesError
+
+#: A top-level key of a YAML file, at the start of its line.
+_TOP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*:", re.MULTILINE)
+#: Build outputs the copy leaves out (``hil_sketch``'s ``firmware/build``, caches).
+_LEFT_OUT = ("build", "__pycache__", ".pytest_cache")
+
+
+@dataclass(frozen=True)
+class RobotCopy:
+    """What :func:`copy_robot` made."""
+
+    #: The new robot folder.
+    folder: Path
+    #: The new robot's profile, read back from its folder.
+    profile: RobotProfile
+    #: The robot it was made from (a shipped robot's name, or its robot.yaml).
+    source: str
+    #: The scenario files it has, in ``scenarios/``.
+    scenarios: tuple[Path, ...]
+
+
+def copy_robot(source: str | Path, target: Path) -> RobotCopy:
+    """Make the robot folder ``target`` from the robot ``source`` (module docstring).
+
+    Args:
+        source: a shipped robot's name, a robot folder or its robot.yaml.
+        target: the new folder; must not exist. Its name is the new robot's name.
+
+    Raises:
+        HilDevicesError: ``target`` exists or its name is not a robot name, the source
+            is no robot, or the copy does not load (naming the file and the field).
+    """
+    name = target.name
+    if not NAME_PATTERN.fullmatch(name):
+        raise HilDevicesError(
+            f"{target}: {name!r} is not a robot name (letters, digits, _; the folder names the robot)"
+        )
+    if target.exists():
+        raise HilDevicesError(f"{target}: already exists (hil_robot new makes a new folder)")
+    profile_file = profile_path(source).resolve()
+    old = load_profile(profile_file)
+    old_folder = profile_file.parent
+    shutil.copytree(old_folder, target, ignore=shutil.ignore_patterns(*_LEFT_OUT))
+    try:
+        text = (target / PROFILE_FILE).read_text(encoding="utf-8")
+        text = _with_name(text, name)
+        text = _with_firmware(text, old, old_folder, target, name)
+        (target / PROFILE_FILE).write_text(text, encoding="utf-8")
+        scenarios = tuple(sorted((target / "scenarios").glob("*.yaml")))
+        for scenario in scenarios:
+            scenario.write_text(_with_robot_here(scenario.read_text(encoding="utf-8")), encoding="utf-8")
+        profile = load_profile(target / PROFILE_FILE)
+        (target / "README.md").write_text(_readme(profile, str(source)), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    return RobotCopy(target, profile, str(source), scenarios)
+
+
+def _with_name(text: str, name: str) -> str:
+    """The profile's text with ``name: <name>`` (added at the top where it had none)."""
+    line = f"name: {name}"
+    if re.search(r"^name:", text, re.MULTILINE):
+        return re.sub(r"^name:.*$", line, text, count=1, flags=re.MULTILINE)
+    return _before_first_key(text, line)
+
+
+def _with_firmware(text: str, old: RobotProfile, old_folder: Path, target: Path, name: str) -> str:
+    """The profile's text with its firmware paths where the copy's files are."""
+    firmware = old.firmware
+    moved: dict[str, str] = {}
+    declared = _firmware_paths(text)
+    if firmware.sketch is not None:
+        folder, main = sketch_folder(firmware.sketch)
+        new_folder = target / "firmware" / name
+        inside = folder.is_relative_to(old_folder)
+        if inside:
+            shutil.move(target / folder.relative_to(old_folder), new_folder)
+        else:
+            shutil.copytree(folder, new_folder, ignore=shutil.ignore_patterns(*_LEFT_OUT))
+        if main.name != f"{name}.ino":
+            if (new_folder / f"{name}.ino").exists():
+                raise HilDevicesError(
+                    f"{folder / (name + '.ino')}: the sketch has a tab of the new robot's name, which"
+                    f" its main tab {main.name} would become; choose another name"
+                )
+            (new_folder / main.name).rename(new_folder / f"{name}.ino")
+        moved[declared["sketch"][0]] = f"firmware/{name}"
+    for key in ("libraries", "elf"):
+        for given in declared.get(key, []):
+            path = (old_folder / Path(given).expanduser()).resolve()
+            if not path.is_relative_to(old_folder):
+                moved[given] = str(path)
+    for given, now in sorted(moved.items(), key=lambda item: -len(item[0])):
+        pattern = rf"(?<![\w./~-]){re.escape(given)}(?![\w./-])"
+        text = re.sub(pattern, now.replace("\\", "\\\\"), text)  # the new path as it is
+    return text
+
+
+def _firmware_paths(text: str) -> dict[str, list[str]]:
+    """The paths the profile's ``firmware`` section gives, as written (sketch, elf, libraries)."""
+    data = yaml.safe_load(text) or {}
+    firmware = data.get("firmware") or {} if isinstance(data, dict) else {}
+    found: dict[str, list[str]] = {}
+    for key in ("sketch", "elf"):
+        if isinstance(firmware.get(key), str) and firmware[key]:
+            found[key] = [firmware[key]]
+    libraries = firmware.get("libraries") or []
+    found["libraries"] = [str(entry) for entry in libraries if isinstance(entry, str)]
+    return found
+
+
+def _with_robot_here(text: str) -> str:
+    """A scenario's text naming its robot as ``..`` (the robot folder above ``scenarios/``)."""
+    if re.search(r"^robot:", text, re.MULTILINE):
+        return re.sub(r"^robot:.*$", "robot: ..", text, count=1, flags=re.MULTILINE)
+    return _before_first_key(text, "robot: ..")
+
+
+def _before_first_key(text: str, line: str) -> str:
+    """``line`` inserted before the first top-level key (after the leading comments)."""
+    first = _TOP_KEY.search(text)
+    at = first.start() if first else len(text)
+    return text[:at] + line + "\n" + text[at:]
+
+
+def _readme(profile: RobotProfile, source: str) -> str:
+    """The new robot's README: where it came from, and the commands to check, build and run it."""
+    lines = [
+        f"# {profile.name}",
+        "",
+        f"Made with `hil_robot new` from the robot `{source}`: its profile, firmware and",
+        "scenarios, renamed for this robot. Change `robot.yaml` to your robot's board, body",
+        "and wiring, and the sketch to your firmware. From this folder:",
+        "",
+        "```bash",
+        "hil_robot check .                  # the profile: every pin, device and the firmware",
+        "hil_robot show .                   # its pins, signals and simavr coupling",
+    ]
+    if profile.firmware.sketch is not None:
+        libraries = "".join(f" --libraries {library}" for library in profile.firmware.libraries)
+        lines.append(f"hil_sketch build firmware/{profile.name} --board {profile.board}{libraries}")
+    lines += [
+        "hil_sim_runner --robot . --mcu simavr   # the firmware in simavr in the demo world",
+        "hil_scenario run scenarios             # the scenarios, in lockstep",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
