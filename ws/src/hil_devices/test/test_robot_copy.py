@@ -88,6 +88,27 @@ def test_a_sketch_and_library_outside_the_folder_are_copied_and_named_absolute(t
     assert made.scenarios == ()
 
 
+def test_a_copy_of_the_same_name_keeps_its_sketch_where_it_is(tmp_path: Path) -> None:
+    made = copy_robot("rab_style", tmp_path / "rab_style")
+    tabs = sorted(p.name for p in (made.folder / "firmware" / "rab_style").glob("*.ino"))
+    assert tabs == ["encoders.ino", "motors.ino", "pid.ino", "rab_style.ino"]
+    assert made.profile.firmware.sketch == (made.folder / "firmware" / "rab_style").resolve()
+
+
+def test_a_profile_inside_its_sketch_folder_gets_a_sketch_folder_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "rover").mkdir()
+    (tmp_path / "rover" / "rover.ino").write_text("#include \"pins.h\"\nvoid setup() {}\nvoid loop() {}\n")
+    (tmp_path / "rover" / "pins.h").write_text("#define LED 13\n")
+    (tmp_path / "rover" / PROFILE_FILE).write_text(
+        "board: uno\nfirmware: {sketch: .}\nserial: [{uart: 0, baud: 9600, role: command}]\n"
+        "brain: none\n" + BODY_AND_DEVICES
+    )
+    made = copy_robot(tmp_path / "rover", tmp_path / "buggy")
+    assert sorted(p.name for p in made.folder.iterdir()) == ["README.md", "firmware", PROFILE_FILE]
+    assert sorted(p.name for p in (made.folder / "firmware" / "buggy").iterdir()) == ["buggy.ino", "pins.h"]
+    assert "firmware: {sketch: firmware/buggy}" in (made.folder / PROFILE_FILE).read_text()
+
+
 @pytest.mark.parametrize(
     ("source", "target", "message"),
     [

@@ -31,6 +31,8 @@ from hil_devices.errors import HilDevicesError
 
 #: A top-level key of a YAML file, at the start of its line.
 _TOP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*:", re.MULTILINE)
+#: The files of an Arduino sketch's folder (its tabs and the code beside them).
+_SKETCH_SUFFIXES = (".ino", ".pde", ".h", ".hh", ".hpp", ".c", ".cpp", ".cc", ".S", ".tpp", ".ipp")
 #: Build outputs the copy leaves out (``hil_sketch``'s ``firmware/build``, caches).
 _LEFT_OUT = ("build", "__pycache__", ".pytest_cache")
 
@@ -103,9 +105,16 @@ def _with_firmware(text: str, old: RobotProfile, old_folder: Path, target: Path,
     if firmware.sketch is not None:
         folder, main = sketch_folder(firmware.sketch)
         new_folder = target / "firmware" / name
-        inside = folder.is_relative_to(old_folder)
-        if inside:
-            shutil.move(target / folder.relative_to(old_folder), new_folder)
+        if folder == old_folder:  # the profile in the sketch folder: the sketch's files move down
+            new_folder.mkdir(parents=True)
+            for path in sorted(target.iterdir()):
+                if path.is_file() and path.suffix in _SKETCH_SUFFIXES:
+                    path.rename(new_folder / path.name)
+        elif folder.is_relative_to(old_folder):
+            copied = target / folder.relative_to(old_folder)
+            if copied != new_folder:
+                new_folder.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(copied, new_folder)
         else:
             shutil.copytree(folder, new_folder, ignore=shutil.ignore_patterns(*_LEFT_OUT))
         if main.name != f"{name}.ino":
