@@ -47,11 +47,7 @@ def test_every_shipped_robot_makes_a_folder_that_loads_under_the_new_name(robot:
     assert made.scenarios and all(yaml.safe_load(s.read_text())["robot"] == ".." for s in made.scenarios)
     for scenario in made.scenarios:
         assert comments(scenario) == comments(source / "scenarios" / scenario.name)
-    # The profile's comments too, but for the sketch's path where one names it.
-    renamed = [
-        line.replace(f"firmware/{robot}", "firmware/my_robot") for line in comments(source / PROFILE_FILE)
-    ]
-    assert comments(made.folder / PROFILE_FILE) == renamed
+    assert comments(made.folder / PROFILE_FILE) == comments(source / PROFILE_FILE)
     readme = (made.folder / "README.md").read_text()
     assert "hil_robot check ." in readme and "hil_scenario run scenarios" in readme
     # The source is left as it was.
@@ -97,7 +93,7 @@ def test_a_copy_of_the_same_name_keeps_its_sketch_where_it_is(tmp_path: Path) ->
 
 def test_a_profile_inside_its_sketch_folder_gets_a_sketch_folder_of_its_own(tmp_path: Path) -> None:
     (tmp_path / "rover").mkdir()
-    (tmp_path / "rover" / "rover.ino").write_text("#include \"pins.h\"\nvoid setup() {}\nvoid loop() {}\n")
+    (tmp_path / "rover" / "rover.ino").write_text('#include "pins.h"\nvoid setup() {}\nvoid loop() {}\n')
     (tmp_path / "rover" / "pins.h").write_text("#define LED 13\n")
     (tmp_path / "rover" / PROFILE_FILE).write_text(
         "board: uno\nfirmware: {sketch: .}\nserial: [{uart: 0, baud: 9600, role: command}]\n"
@@ -107,6 +103,22 @@ def test_a_profile_inside_its_sketch_folder_gets_a_sketch_folder_of_its_own(tmp_
     assert sorted(p.name for p in made.folder.iterdir()) == ["README.md", "firmware", PROFILE_FILE]
     assert sorted(p.name for p in (made.folder / "firmware" / "buggy").iterdir()) == ["buggy.ino", "pins.h"]
     assert "firmware: {sketch: firmware/buggy}" in (made.folder / PROFILE_FILE).read_text()
+
+
+def test_only_the_firmware_values_change_even_where_a_path_reads_like_a_key(tmp_path: Path) -> None:
+    (tmp_path / "r" / "firmware").mkdir(parents=True)
+    (tmp_path / "r" / "firmware" / "firmware.ino").write_text("void setup() {}\nvoid loop() {}\n")
+    text = (
+        "# the sketch is in firmware\nboard: uno\nfirmware: {sketch: firmware}  # firmware\n"
+        "serial: [{uart: 0, baud: 9600, role: command}]\nbrain: none\n" + BODY_AND_DEVICES
+    )
+    (tmp_path / "r" / PROFILE_FILE).write_text(text)
+    made = copy_robot(tmp_path / "r", tmp_path / "bot")
+    expected = text.replace("board: uno\n", "name: bot\nboard: uno\n").replace(
+        "{sketch: firmware}", "{sketch: firmware/bot}"
+    )
+    assert (made.folder / PROFILE_FILE).read_text() == expected  # the comments as they were
+    assert sorted(p.name for p in (made.folder / "firmware" / "bot").iterdir()) == ["bot.ino"]
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ robot and made self-contained:
 * Each scenario names the robot as ``..`` (its folder, seen from ``scenarios/``).
 * ``README.md`` says where the robot came from and how to check, build and run it.
 
-The edits are made in the text, so the comments of the files stay. The new profile is
+The edits are made in the text, each value replaced where its YAML node stands, so
+the comments of the files stay as they were. The new profile is
 read back and checked (:func:`load_profile`); a copy that would not load is removed and
 the error names the file and the field. This module never imports rclpy.
 """
@@ -99,54 +100,69 @@ def _with_name(text: str, name: str) -> str:
 
 def _with_firmware(text: str, old: RobotProfile, old_folder: Path, target: Path, name: str) -> str:
     """The profile's text with its firmware paths where the copy's files are."""
-    firmware = old.firmware
-    moved: dict[str, str] = {}
-    declared = _firmware_paths(text)
-    if firmware.sketch is not None:
-        folder, main = sketch_folder(firmware.sketch)
-        new_folder = target / "firmware" / name
-        if folder == old_folder:  # the profile in the sketch folder: the sketch's files move down
-            new_folder.mkdir(parents=True)
-            for path in sorted(target.iterdir()):
-                if path.is_file() and path.suffix in _SKETCH_SUFFIXES:
-                    path.rename(new_folder / path.name)
-        elif folder.is_relative_to(old_folder):
-            copied = target / folder.relative_to(old_folder)
-            if copied != new_folder:
-                new_folder.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(copied, new_folder)
-        else:
-            shutil.copytree(folder, new_folder, ignore=shutil.ignore_patterns(*_LEFT_OUT))
-        if main.name != f"{name}.ino":
-            if (new_folder / f"{name}.ino").exists():
-                raise HilDevicesError(
-                    f"{folder / (name + '.ino')}: the sketch has a tab of the new robot's name, which"
-                    f" its main tab {main.name} would become; choose another name"
-                )
-            (new_folder / main.name).rename(new_folder / f"{name}.ino")
-        moved[declared["sketch"][0]] = f"firmware/{name}"
-    for key in ("libraries", "elf"):
-        for given in declared.get(key, []):
-            path = (old_folder / Path(given).expanduser()).resolve()
-            if not path.is_relative_to(old_folder):
-                moved[given] = str(path)
-    for given, now in sorted(moved.items(), key=lambda item: -len(item[0])):
-        pattern = rf"(?<![\w./~-]){re.escape(given)}(?![\w./-])"
-        text = re.sub(pattern, now.replace("\\", "\\\\"), text)  # the new path as it is
+    if old.firmware.sketch is not None:
+        _place_sketch(old.firmware.sketch, old_folder, target, name)
+    edits = []
+    for key, node in _firmware_values(text):
+        if key == "sketch":
+            edits.append((node, f"firmware/{name}"))
+            continue
+        path = (old_folder / Path(node.value).expanduser()).resolve()
+        if not path.is_relative_to(old_folder):
+            edits.append((node, str(path)))
+    for node, now in sorted(edits, key=lambda edit: -edit[0].start_mark.index):
+        text = text[: node.start_mark.index] + now + text[node.end_mark.index :]
     return text
 
 
-def _firmware_paths(text: str) -> dict[str, list[str]]:
-    """The paths the profile's ``firmware`` section gives, as written (sketch, elf, libraries)."""
-    data = yaml.safe_load(text) or {}
-    firmware = data.get("firmware") or {} if isinstance(data, dict) else {}
-    found: dict[str, list[str]] = {}
-    for key in ("sketch", "elf"):
-        if isinstance(firmware.get(key), str) and firmware[key]:
-            found[key] = [firmware[key]]
-    libraries = firmware.get("libraries") or []
-    found["libraries"] = [str(entry) for entry in libraries if isinstance(entry, str)]
+def _firmware_values(text: str) -> list[tuple[str, yaml.ScalarNode]]:
+    """The path values of the profile's ``firmware`` section as written: (sketch | elf | libraries, node).
+
+    The nodes carry where each value stands in the text, so an edit changes nothing else.
+    """
+    top = yaml.compose(text)
+    found: list[tuple[str, yaml.ScalarNode]] = []
+    if not isinstance(top, yaml.MappingNode):
+        return found
+    for key, value in top.value:
+        if key.value != "firmware" or not isinstance(value, yaml.MappingNode):
+            continue
+        for field, entry in value.value:
+            entries = entry.value if isinstance(entry, yaml.SequenceNode) else [entry]
+            for item in entries:
+                if (
+                    field.value in ("sketch", "elf", "libraries")
+                    and isinstance(item, yaml.ScalarNode)
+                    and item.value
+                ):
+                    found.append((field.value, item))
     return found
+
+
+def _place_sketch(sketch: Path, old_folder: Path, target: Path, name: str) -> None:
+    """The sketch as the copy's own ``firmware/<name>/``, its main tab ``<name>.ino``."""
+    folder, main = sketch_folder(sketch)
+    new_folder = target / "firmware" / name
+    if folder == old_folder:  # the profile in the sketch folder: the sketch's files move down
+        new_folder.mkdir(parents=True)
+        for path in sorted(target.iterdir()):
+            if path.is_file() and path.suffix in _SKETCH_SUFFIXES:
+                path.rename(new_folder / path.name)
+    elif folder.is_relative_to(old_folder):
+        copied = target / folder.relative_to(old_folder)
+        if copied != new_folder:  # by a name aside, as the new place may be inside the old
+            aside = copied.rename(target / f".{name}.sketch")
+            new_folder.parent.mkdir(parents=True, exist_ok=True)
+            aside.rename(new_folder)
+    else:
+        shutil.copytree(folder, new_folder, ignore=shutil.ignore_patterns(*_LEFT_OUT))
+    if main.name != f"{name}.ino":
+        if (new_folder / f"{name}.ino").exists():
+            raise HilDevicesError(
+                f"{folder / (name + '.ino')}: the sketch has a tab of the new robot's name, which"
+                f" its main tab {main.name} would become; choose another name"
+            )
+        (new_folder / main.name).rename(new_folder / f"{name}.ino")
 
 
 def _with_robot_here(text: str) -> str:
