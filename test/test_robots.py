@@ -25,6 +25,7 @@ from conftest import Spawn
 from hil_bringup.core.graph import GraphOptions
 from hil_bringup.graph_runner import GraphRunner
 from hil_devices.core.profile import load_profile
+from hil_devices.core.robot_copy import copy_robot
 from hil_firmware.sketch_tool import main as hil_sketch
 from hil_mcu.simavr_mcu_node import SimavrMcuNode
 from hil_sim.core.world import Pose
@@ -87,6 +88,25 @@ def test_each_robot_runs_its_scenarios_in_lockstep(tmp_path: Path, robot: str) -
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     for scenario in (ROBOTS / robot / "scenarios").glob("*.yaml"):
         assert f"PASS {scenario.stem} (" in result.stdout
+
+
+@pytest.mark.ros
+def test_a_robot_made_with_hil_robot_new_builds_its_renamed_sketch_and_passes_its_scenario(
+    tmp_path: Path,
+) -> None:
+    made = copy_robot("rab_style", tmp_path / "my_base")
+    scenarios, out = str(made.folder / "scenarios"), str(tmp_path / "out")
+    result = subprocess.run(
+        [sys.executable, "-m", "hil_testing.hil_scenario", "run", scenarios, "--out", out],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "PASS commands (" in result.stdout
+    # The firmware in simavr was the copy's own sketch, built under its new name.
+    assert sorted((made.folder / "firmware" / "build").rglob("my_base*.elf"))
 
 
 # --- each shipped robot on its own firmware, in lockstep ------------------------------------
