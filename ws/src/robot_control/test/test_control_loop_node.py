@@ -180,7 +180,9 @@ def test_mcu_silence_puts_drv0_0_on_the_wire_within_the_timeout_and_recovers(
     tmp_path: Path, spawn: Any, probe: RosProbe
 ) -> None:
     peer = RawMcu(tmp_path / "cmd")
-    spawn(loop_command(tmp_path / "cmd"), name="loop")
+    # Only the MCU's silence may stop the motors here: a stall of this process's cmd_vel
+    # (or of the loop's intake) on a busy machine must not trip the cmd_vel failsafe first.
+    spawn(loop_command(tmp_path / "cmd", "cmd_vel_timeout:=30.0"), name="loop")
     twist = Twist()
     twist.linear.x = 0.3
     cmd_vel = probe.publisher(Twist, "cmd_vel", qos.COMMAND)
