@@ -69,6 +69,7 @@ from hil_mcu.core.pin_trace import TRACE_FILE, trace_summary
 if TYPE_CHECKING:
     from hil_bringup.core.report import RunLog
     from hil_bringup.graph_runner import GraphRunner
+    from robot_control.core.heartbeat import LinkHealth
 
 #: Simulated seconds between trajectory samples of the report.
 SAMPLE_PERIOD = 0.05
@@ -155,19 +156,19 @@ class Status:
             **figures,
             "mode": loop.mode + (f" ({loop.behaviour.name})" if loop.behaviour else ""),
             "held_by": ", ".join(loop.holding_reasons) or "-",
-            "mcu_link": link_state(mcu.alive, heard=mcu.since_last_heard >= 0),
+            "mcu_link": link_state(mcu),
             "mcu_rtt_ms": mcu.rtt_last * 1e3,
-            "station": "never heard" if station.since_last_heard < 0 else ("ok" if station.alive else "lost"),
+            "station": link_state(station, alive="ok", lost="lost"),
             "jitter_p99_us": timing.jitter_p99 * 1e6,
             "frames": loop.frames,
         }
 
 
-def link_state(alive: bool, *, heard: bool) -> str:
-    """The MCU link as the status shows it: ``never heard`` before its first heartbeat."""
-    if not heard:
+def link_state(health: LinkHealth, *, alive: str = "alive", lost: str = "LOST") -> str:
+    """A link as the status shows it: ``never heard`` until something arrives, then ``alive`` or ``lost``."""
+    if health.since_last_heard < 0:
         return "never heard"
-    return "alive" if alive else "LOST"
+    return alive if health.alive else lost
 
 
 def render(status: dict[str, Any]) -> Any:

@@ -15,6 +15,7 @@ from hil_bringup.graph_runner import LINK_DIR_PREFIX
 from hil_bringup.hil_sim_runner import link_state, render
 from hil_common.core.leftovers import owner_pid
 from hil_common.core.runtime_dir import runtime_root
+from robot_control.core.heartbeat import LinkHealth
 
 
 def runner_command(*args: str) -> list[str]:
@@ -216,7 +217,10 @@ def test_a_run_in_a_world_without_boards_prints_no_boards_and_names_its_task(tmp
     ],
 )
 def test_the_status_tells_an_mcu_not_heard_yet_from_a_lost_one(alive: bool, heard: bool, shown: str) -> None:
-    assert link_state(alive, heard=heard) == shown
+    since = (0.1 if alive else 2.0) if heard else -1.0
+    health = LinkHealth(alive, 4e-4, 4e-4, 4e-4, sent=3, received=3 * heard, lost=0, since_last_heard=since)
+    assert link_state(health) == shown
+    assert link_state(health, alive="ok", lost="lost") == {"alive": "ok", "LOST": "lost"}.get(shown, shown)
     status = {
         "sim_time": 0.0, "wall_time": 0.1, "rtf": 0.0, "pose": (0.0, 0.0, 0.0), "boards_down": 0, "boards": 0,
         "mode": "AUTO", "held_by": "-", "mcu_link": shown, "mcu_rtt_ms": 0.4, "station": "never heard",
