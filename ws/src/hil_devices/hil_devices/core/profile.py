@@ -116,9 +116,8 @@ POSE_MARGIN = 0.2
 #: The wheels of a differential drive, each driven by exactly one driver.
 WHEELS = ("left", "right")
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: What a robot's name (and a device's, a define's) may be: letters, digits, _.
-NAME_PATTERN = _NAME
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOP_KEYS = (
     "name", "description", "board", "firmware", "serial", "soft_serial", "auto_reset", "brain",
     "telemetry", "body", "devices",
@@ -385,7 +384,7 @@ def profile_path(path_or_name: str | Path) -> Path:
             raise HilDevicesError(f"{path}: no {PROFILE_FILE} in this folder (not a robot folder)")
         return path / PROFILE_FILE
     text = str(path_or_name)
-    if _NAME.fullmatch(text):
+    if NAME_PATTERN.fullmatch(text):
         shipped = robots_dir() / text / PROFILE_FILE
         if shipped.is_file():
             return shipped
@@ -433,7 +432,7 @@ class _Reader:
         top = _Fields(data, "", self.source)
         top.only(_TOP_KEYS)
         name = top.text("name", path_name(self.path))
-        if not _NAME.fullmatch(name):
+        if not NAME_PATTERN.fullmatch(name):
             raise top.fail("name", f"{name!r} is not a name (letters, digits, _)")
         board = top.text("board")
         if board not in BOARDS:
@@ -494,7 +493,11 @@ class _Reader:
             libraries.append(self.resolve(item))
         defines = fields.sub("defines", {})
         for key, value in defines.data.items():
-            if not _NAME.fullmatch(key) or isinstance(value, bool) or not isinstance(value, (int, str)):
+            if (
+                not NAME_PATTERN.fullmatch(key)
+                or isinstance(value, bool)
+                or not isinstance(value, (int, str))
+            ):
                 raise defines.fail(key, f"expected NAME: <integer or text>, got {value!r:.40}")
         return replace(spec, libraries=tuple(libraries), defines=dict(defines.data))
 
@@ -569,7 +572,7 @@ class _Reader:
         radius = footprint.number("radius", positive=True)
         motor = fields.sub("motor", {})
         for key in motor.data:
-            if not _NAME.fullmatch(key):
+            if not NAME_PATTERN.fullmatch(key):
                 raise motor.fail(key, "not a motor parameter name")
             motor.number(key)
         urdf = fields.text("urdf", "")
@@ -613,7 +616,7 @@ class _Reader:
     ) -> DeviceEntry:
         entry.only(_DEVICE_KEYS)
         name = entry.text("name")
-        if not _NAME.fullmatch(name):
+        if not NAME_PATTERN.fullmatch(name):
             raise entry.fail("name", f"{name!r} is not a name (letters, digits, _)")
         kind = entry.text("type")
         config = self.library.get(kind)
@@ -637,7 +640,7 @@ class _Reader:
             params=self.params(entry.sub("params", {}), config),
             pose=self.pose(entry.sub("pose"), body) if entry.data.get("pose") is not None else None,
             mount=entry.text("mount", ""),
-            frame=self.name_like(entry, "frame", _NAME, "a frame name (letters, digits, _)"),
+            frame=self.name_like(entry, "frame", NAME_PATTERN, "a frame name (letters, digits, _)"),
             topic=self.name_like(entry, "topic", _TOPIC, "a relative topic name (words joined by /)"),
         )
 

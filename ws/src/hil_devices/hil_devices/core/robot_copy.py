@@ -31,7 +31,7 @@ from hil_devices.core.sketch_files import sketch_folder
 from hil_devices.errors import HilDevicesError
 
 #: A top-level key of a YAML file, at the start of its line.
-_TOP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*:", re.MULTILINE)
+_TOP_KEY = re.compile(rf"^{NAME_PATTERN.pattern}:", re.MULTILINE)
 #: The files of an Arduino sketch's folder (its tabs and the code beside them).
 _SKETCH_SUFFIXES = (".ino", ".pde", ".h", ".hh", ".hpp", ".c", ".cpp", ".cc", ".S", ".tpp", ".ipp")
 #: Build outputs the copy leaves out (``hil_sketch``'s ``firmware/build``, caches).
@@ -76,26 +76,19 @@ def copy_robot(source: str | Path, target: Path) -> RobotCopy:
     shutil.copytree(old_folder, target, ignore=shutil.ignore_patterns(*_LEFT_OUT))
     try:
         text = (target / PROFILE_FILE).read_text(encoding="utf-8")
-        text = _with_name(text, name)
+        text = _with_top_key(text, "name", name)
         text = _with_firmware(text, old, old_folder, target, name)
         (target / PROFILE_FILE).write_text(text, encoding="utf-8")
         scenarios = tuple(sorted((target / "scenarios").glob("*.yaml")))
         for scenario in scenarios:
-            scenario.write_text(_with_robot_here(scenario.read_text(encoding="utf-8")), encoding="utf-8")
+            here = _with_top_key(scenario.read_text(encoding="utf-8"), "robot", "..")  # its folder
+            scenario.write_text(here, encoding="utf-8")
         profile = load_profile(target / PROFILE_FILE)
         (target / "README.md").write_text(_readme(profile, str(source)), encoding="utf-8")
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
         raise
     return RobotCopy(target, profile, str(source), scenarios)
-
-
-def _with_name(text: str, name: str) -> str:
-    """The profile's text with ``name: <name>`` (added at the top where it had none)."""
-    line = f"name: {name}"
-    if re.search(r"^name:", text, re.MULTILINE):
-        return re.sub(r"^name:.*$", line, text, count=1, flags=re.MULTILINE)
-    return _before_first_key(text, line)
 
 
 def _with_firmware(text: str, old: RobotProfile, old_folder: Path, target: Path, name: str) -> str:
@@ -165,16 +158,12 @@ def _place_sketch(sketch: Path, old_folder: Path, target: Path, name: str) -> No
         (new_folder / main.name).rename(new_folder / f"{name}.ino")
 
 
-def _with_robot_here(text: str) -> str:
-    """A scenario's text naming its robot as ``..`` (the robot folder above ``scenarios/``)."""
-    if re.search(r"^robot:", text, re.MULTILINE):
-        return re.sub(r"^robot:.*$", "robot: ..", text, count=1, flags=re.MULTILINE)
-    return _before_first_key(text, "robot: ..")
-
-
-def _before_first_key(text: str, line: str) -> str:
-    """``line`` inserted before the first top-level key (after the leading comments)."""
-    first = _TOP_KEY.search(text)
+def _with_top_key(text: str, key: str, value: str) -> str:
+    """The text with the top-level line ``key: value``, in place of the key's line or before the first key."""
+    line = f"{key}: {value}"
+    if re.search(rf"^{key}:", text, re.MULTILINE):
+        return re.sub(rf"^{key}:.*$", line, text, count=1, flags=re.MULTILINE)
+    first = _TOP_KEY.search(text)  # after the leading comments
     at = first.start() if first else len(text)
     return text[:at] + line + "\n" + text[at:]
 
