@@ -121,6 +121,45 @@ def test_only_the_firmware_values_change_even_where_a_path_reads_like_a_key(tmp_
     assert sorted(p.name for p in (made.folder / "firmware" / "bot").iterdir()) == ["bot.ino"]
 
 
+def small_robot(folder: Path, scenario: str) -> Path:
+    """A robot folder with its sketch in ``firmware/`` and one scenario of the text ``scenario``."""
+    (folder / "firmware" / "r").mkdir(parents=True)
+    (folder / "firmware" / "r" / "r.ino").write_text("void setup() {}\nvoid loop() {}\n")
+    (folder / PROFILE_FILE).write_text(
+        "board: uno\nfirmware: {sketch: firmware/r}\n"
+        "serial: [{uart: 0, baud: 9600, role: command}]\nbrain: none\n" + BODY_AND_DEVICES
+    )
+    (folder / "scenarios").mkdir()
+    (folder / "scenarios" / "drive.yaml").write_text(scenario)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("written", "copied"),
+    [
+        ("robot: demo  # the shipped one\nduration: 5\n", "robot: ..  # the shipped one\nduration: 5\n"),
+        ("robot: 'demo'\nduration: 5\n", "robot: ..\nduration: 5\n"),
+        ("robot:\nduration: 5\n", "robot: ..\nduration: 5\n"),
+        ("robot: |\n  demo\nduration: 5\n", "robot: ..\nduration: 5\n"),
+        ("# drive ahead\nduration: 5\n", "# drive ahead\nrobot: ..\nduration: 5\n"),
+        ("duration: 5\nrobot: demo\n", "duration: 5\nrobot: ..\n"),
+    ],
+)
+def test_a_scenario_runs_the_copy_and_keeps_the_rest_of_its_text(
+    tmp_path: Path, written: str, copied: str
+) -> None:
+    made = copy_robot(small_robot(tmp_path / "r", written), tmp_path / "bot")
+    assert [s.read_text() for s in made.scenarios] == [copied]
+
+
+def test_a_scenario_that_is_not_yaml_is_named_and_nothing_is_left(tmp_path: Path) -> None:
+    source = small_robot(tmp_path / "r", "robot: [demo\n")
+    with pytest.raises(HilDevicesError) as raised:
+        copy_robot(source, tmp_path / "bot")
+    assert f"{source / 'scenarios' / 'drive.yaml'}: cannot read scenario: invalid YAML" in str(raised.value)
+    assert not (tmp_path / "bot").exists()
+
+
 @pytest.mark.parametrize(
     ("source", "target", "message"),
     [

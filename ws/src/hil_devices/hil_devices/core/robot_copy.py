@@ -19,7 +19,6 @@ the error names the file and the field. This module never imports rclpy.
 
 from __future__ import annotations
 
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +29,6 @@ from hil_devices.core.profile import NAME_PATTERN, PROFILE_FILE, RobotProfile, l
 from hil_devices.core.sketch_files import sketch_folder
 from hil_devices.errors import HilDevicesError
 
-#: A top-level key of a YAML file, at the start of its line.
-_TOP_KEY = re.compile(rf"^{NAME_PATTERN.pattern}:", re.MULTILINE)
 #: The files of an Arduino sketch's folder (its tabs and the code beside them).
 _SKETCH_SUFFIXES = (".ino", ".pde", ".h", ".hh", ".hpp", ".c", ".cpp", ".cc", ".S", ".tpp", ".ipp")
 #: Build outputs the copy leaves out (``hil_sketch``'s ``firmware/build``, caches).
@@ -46,8 +43,6 @@ class RobotCopy:
     folder: Path
     #: The new robot's profile, read back from its folder.
     profile: RobotProfile
-    #: The robot it was made from (a shipped robot's name, or its robot.yaml).
-    source: str
     #: The scenario files it has, in ``scenarios/``.
     scenarios: tuple[Path, ...]
 
@@ -81,14 +76,18 @@ def copy_robot(source: str | Path, target: Path) -> RobotCopy:
         (target / PROFILE_FILE).write_text(text, encoding="utf-8")
         scenarios = tuple(sorted((target / "scenarios").glob("*.yaml")))
         for scenario in scenarios:
-            here = _with_top_key(scenario.read_text(encoding="utf-8"), "robot", "..")  # its folder
+            try:
+                here = _with_top_key(scenario.read_text(encoding="utf-8"), "robot", "..")  # its folder
+            except yaml.YAMLError as exc:
+                named = old_folder / scenario.relative_to(target)
+                raise HilDevicesError(f"{named}: cannot read scenario: invalid YAML: {exc}") from exc
             scenario.write_text(here, encoding="utf-8")
         profile = load_profile(target / PROFILE_FILE)
         (target / "README.md").write_text(_readme(profile, str(source)), encoding="utf-8")
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
         raise
-    return RobotCopy(target, profile, str(source), scenarios)
+    return RobotCopy(target, profile, scenarios)
 
 
 def _with_firmware(text: str, old: RobotProfile, old_folder: Path, target: Path, name: str) -> str:
@@ -103,8 +102,13 @@ def _with_firmware(text: str, old: RobotProfile, old_folder: Path, target: Path,
         path = (old_folder / Path(node.value).expanduser()).resolve()
         if not path.is_relative_to(old_folder):
             edits.append((node, str(path)))
-    for node, now in sorted(edits, key=lambda edit: -edit[0].start_mark.index):
-        text = text[: node.start_mark.index] + now + text[node.end_mark.index :]
+    return _edited(text, [(node.start_mark.index, node.end_mark.index, now) for node, now in edits])
+
+
+def _edited(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """The text with each span ``(start, end)`` replaced by its new text (spans do not overlap)."""
+    for start, end, now in sorted(edits, reverse=True):
+        text = text[:start] + now + text[end:]
     return text
 
 
@@ -159,13 +163,23 @@ def _place_sketch(sketch: Path, old_folder: Path, target: Path, name: str) -> No
 
 
 def _with_top_key(text: str, key: str, value: str) -> str:
-    """The text with the top-level line ``key: value``, in place of the key's line or before the first key."""
-    line = f"{key}: {value}"
-    if re.search(rf"^{key}:", text, re.MULTILINE):
-        return re.sub(rf"^{key}:.*$", line, text, count=1, flags=re.MULTILINE)
-    first = _TOP_KEY.search(text)  # after the leading comments
-    at = first.start() if first else len(text)
-    return text[:at] + line + "\n" + text[at:]
+    """The text with the top-level ``key: value``, in place of the key's value or before the first key.
+
+    The key's colon and value are replaced, so a comment after the value stays.
+
+    Raises:
+        yaml.YAMLError: the text is not YAML.
+    """
+    top = yaml.compose(text)
+    pairs = top.value if isinstance(top, yaml.MappingNode) else []
+    for name, node in pairs:
+        if name.value == key:
+            start, end = name.end_mark.index, node.end_mark.index
+            # A block scalar's span ends with its last line's break, which the next key needs.
+            tail = "\n" if text[start:end].endswith("\n") else ""
+            return _edited(text, [(start, end, f": {value}{tail}")])
+    at = pairs[0][0].start_mark.index if pairs else len(text)  # after the leading comments
+    return text[:at] + f"{key}: {value}\n" + text[at:]
 
 
 def _readme(profile: RobotProfile, source: str) -> str:
